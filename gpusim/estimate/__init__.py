@@ -1,0 +1,1 @@
+"""Whole-kernel estimates: occupancy, waves, and the sampled/exact simulation driver."""

@@ -1,0 +1,287 @@
+"""The kernel context: what a Python kernel receives as its first argument.
+
+A CTA runs in lockstep over all its threads: every thread-level value is a
+numpy vector with one lane per thread of the CTA. Each call that stands for a
+SASS instruction (a load, an FFMA, a barrier, an IMAD ...) appends one
+CTA-level record; `finish()` slices the records into warps of 32 and returns
+the per-warp trace. Divergence is a stack of lane masks (`with k.where(...)`):
+an instruction is executed by the warps with at least one active lane, which
+is what a SASS branch around a divergent region does.
+
+Values that feed the scoreboard are wrapped in `Val` (lanes + the index of the
+instruction that produced them); index arithmetic stays plain numpy, and the
+integer SASS it compiles to is issued explicitly with `k.op(...)`.
+"""
+from __future__ import annotations
+
+import contextlib
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from gpusim.errors import KernelIndexError, LaunchError, UnsupportedOperation
+from gpusim.kernel.opcodes import TABLE, mem_opcode, SPACE_GLOBAL, SPACE_SHARED
+
+NO_SRC = -1
+
+
+class Val:
+    """A per-lane register value and the CTA-level instruction that produced it."""
+    __slots__ = ("v", "src")
+
+    def __init__(self, v: np.ndarray, src: int = NO_SRC):
+        self.v = v
+        self.src = src
+
+    def __repr__(self):
+        return f"Val(src={self.src}, lanes={self.v.shape[0]})"
+
+
+@dataclass(frozen=True)
+class Dim3:
+    x: object
+    y: object = 0
+    z: object = 0
+
+
+def _lanes(x):
+    return x.v if isinstance(x, Val) else x
+
+
+def _src(x):
+    return x.src if isinstance(x, Val) else NO_SRC
+
+
+class Sampler:
+    """Decides which iterations of a periodic loop run, and with what weight.
+
+    Full mode runs every iteration with weight 1. Sampled mode runs the first
+    `period` iterations and the last `period` ones as they are, and stands for
+    every middle iteration by the one of the same residue modulo `period` in
+    [period, 2*period). Exact when an iteration's counts depend only on its
+    residue: true for loops whose addresses move by a fixed element stride,
+    with `period` from `align_period` (alignment to 128-byte lines repeats).
+    """
+
+    def __init__(self, sampled: bool):
+        self.sampled = sampled
+
+    def iterations(self, n: int, period: int):
+        if not self.sampled or n <= 3 * period:
+            return [(i, 1) for i in range(n)]
+        middle = n - 2 * period                 # iterations period .. n-period-1
+        out = [(i, 1) for i in range(period)]
+        for r in range(period):
+            out.append((period + r, len(range(r, middle, period))))
+        out += [(i, 1) for i in range(n - period, n)]
+        return out
+
+
+def align_period(*elem_strides: int, elem_bytes: int = 4, line_bytes: int = 128) -> int:
+    """Iterations after which every stride's byte offset is back on a 128-B line."""
+    period = 1
+    for s in elem_strides:
+        b = (int(s) * elem_bytes) % line_bytes
+        p = line_bytes // math.gcd(b, line_bytes) if b else 1
+        period = period * p // math.gcd(period, p)
+    return period
+
+
+class GlobalArray:
+    """A float32 array in global memory; `+ n` is pointer arithmetic (in elements)."""
+
+    def __init__(self, k: "Ctx", name: str, data: np.ndarray, base_addr: int, offset: int = 0):
+        self._k, self.name, self.data, self.base_addr, self.offset = k, name, data, base_addr, offset
+
+    def __add__(self, n: int) -> "GlobalArray":
+        return GlobalArray(self._k, self.name, self.data, self.base_addr, self.offset + int(n))
+
+    def ld(self, idx, vec: int = 1, srcs=()):
+        return self._k._load(self, SPACE_GLOBAL, idx, vec, srcs)
+
+    def st(self, idx, val, vec: int = 1, srcs=()):
+        return self._k._store(self, SPACE_GLOBAL, idx, val, vec, srcs)
+
+
+class SharedArray:
+    """A float32 __shared__ array of the CTA."""
+
+    def __init__(self, k: "Ctx", name: str, size: int, base_addr: int):
+        self._k, self.name, self.size, self.base_addr, self.offset = k, name, size, base_addr, 0
+        self.data = np.zeros(size, np.float32)
+
+    def ld(self, idx, vec: int = 1, srcs=()):
+        return self._k._load(self, SPACE_SHARED, idx, vec, srcs)
+
+    def st(self, idx, val, vec: int = 1, srcs=()):
+        return self._k._store(self, SPACE_SHARED, idx, val, vec, srcs)
+
+
+class Ctx:
+    """Execution context of one CTA. Kernels read it like CUDA's built-ins."""
+
+    def __init__(self, kernel: str, grid: tuple, block: tuple, block_idx: tuple,
+                 sampler: Sampler, shared_limit_bytes: int):
+        self.kernel = kernel
+        self.gridDim = Dim3(*grid)
+        self.blockDim = Dim3(*block)
+        self.blockIdx = Dim3(*block_idx)
+        bx, by, bz = block
+        self.nthreads = bx * by * bz
+        tid = np.arange(self.nthreads, dtype=np.int64)
+        self.threadIdx = Dim3(tid % bx, (tid // bx) % by, tid // (bx * by))
+        self.tid = tid
+        self._sampler = sampler
+        self._shared_limit = shared_limit_bytes
+        self.shared_bytes = 0
+        self._full = np.ones(self.nthreads, bool)
+        self._mask = self._full
+        self._weight = 1
+        # CTA-level records
+        self.r_op: list[int] = []
+        self.r_src: list[tuple] = []
+        self.r_mask: list = []
+        self.r_addr: list = []
+        self.r_weight: list[int] = []
+
+    # ---- memory objects ----
+    def global_array(self, name: str, data: np.ndarray, base_addr: int) -> GlobalArray:
+        return GlobalArray(self, name, data, base_addr)
+
+    def shared(self, name: str, size: int) -> SharedArray:
+        """Declare a __shared__ float array; laid out in declaration order, 16-B aligned."""
+        base = -(-self.shared_bytes // 16) * 16
+        self.shared_bytes = base + 4 * int(size)
+        if self.shared_bytes > self._shared_limit:
+            raise LaunchError(f"{self.kernel}: {self.shared_bytes} B of static shared memory per block "
+                              f"exceeds the preset's {self._shared_limit} B")
+        return SharedArray(self, name, int(size), base)
+
+    # ---- control ----
+    @contextlib.contextmanager
+    def where(self, cond):
+        """Run the body only for lanes where cond holds (a divergent `if`)."""
+        saved = self._mask
+        self._mask = saved & np.broadcast_to(np.asarray(cond, bool), saved.shape)
+        try:
+            yield
+        finally:
+            self._mask = saved
+
+    def any_active(self) -> bool:
+        return bool(self._mask.any())
+
+    def loop(self, start: int, stop: int, step: int, period: int = 1):
+        """A counted loop whose trip count is uniform over the CTA.
+
+        `period`: iterations after which the loop's address pattern repeats mod
+        128 B (use `align_period`); the sampler may stand for many iterations by
+        one. Yields the induction variable; records inside carry the weight.
+        """
+        n = max(0, -(-(stop - start) // step))
+        outer = self._weight
+        try:
+            for i, w in self._sampler.iterations(n, period):
+                self._weight = outer * w
+                yield start + i * step
+        finally:
+            self._weight = outer
+
+    def syncthreads(self):
+        if not self._mask.all():
+            raise UnsupportedOperation(f"{self.kernel}: __syncthreads() inside divergent code "
+                                       f"(CTA {self._cta()}) is undefined behaviour")
+        self._emit("BAR.SYNC", ())
+
+    # ---- arithmetic ----
+    def op(self, name: str, n: int = 1, srcs=()):
+        """Issue n SASS instructions that carry no value we model (integer, control, ...)."""
+        s = tuple(_src(x) for x in srcs)
+        for _ in range(n):
+            self._emit(name, s)
+
+    def ffma(self, a, b, c) -> Val:
+        return self._fp("FFMA", _lanes(a) * _lanes(b) + _lanes(c), (a, b, c), old=c)
+
+    def fmul(self, a, b) -> Val:
+        return self._fp("FMUL", _lanes(a) * _lanes(b), (a, b))
+
+    def fadd(self, a, b) -> Val:
+        return self._fp("FADD", _lanes(a) + _lanes(b), (a, b))
+
+    def _fp(self, name, value, args, old=None) -> Val:
+        value = np.asarray(value, np.float32)
+        if value.ndim == 0:
+            value = np.full(self.nthreads, value, np.float32)
+        if self._mask is not self._full and old is not None:
+            value = np.where(self._mask, value, _lanes(old)).astype(np.float32)
+        i = self._emit(name, tuple(_src(x) for x in args))
+        return Val(value, i)
+
+    # ---- memory ----
+    def _check_index(self, arr, idx, vec, size):
+        el = arr.offset + idx
+        act = self._mask
+        bad = act & ((el < 0) | (el + vec > size))
+        if bad.any():
+            t = int(np.flatnonzero(bad)[0])
+            raise KernelIndexError(
+                f"{self.kernel}: out-of-bounds access to {arr.name}[{int(el[t])}] (size {size}) "
+                f"in CTA {self._cta()}, thread {self._thread(t)}")
+        if vec > 1:
+            mis = act & (el % vec != 0)
+            if mis.any():
+                t = int(np.flatnonzero(mis)[0])
+                raise KernelIndexError(
+                    f"{self.kernel}: {16 if vec == 4 else 8}-byte access to {arr.name}[{int(el[t])}] "
+                    f"is misaligned in CTA {self._cta()}, thread {self._thread(t)}")
+        return el
+
+    def _load(self, arr, space, idx, vec, srcs):
+        idx = np.broadcast_to(np.asarray(idx, np.int64), (self.nthreads,))
+        size = arr.data.shape[0]
+        el = self._check_index(arr, idx, vec, size)
+        act = self._mask
+        safe = np.where(act, el, 0)
+        addr = np.where(act, arr.base_addr + 4 * el, -1)
+        i = self._emit(mem_opcode(space, False, 4 * vec), tuple(_src(x) for x in srcs), addr)
+        outs = [Val(np.where(act, arr.data[safe + j], 0).astype(np.float32), i) for j in range(vec)]
+        return outs[0] if vec == 1 else tuple(outs)
+
+    def _store(self, arr, space, idx, val, vec, srcs):
+        idx = np.broadcast_to(np.asarray(idx, np.int64), (self.nthreads,))
+        vals = (val,) if vec == 1 else tuple(val)
+        if len(vals) != vec:
+            raise UnsupportedOperation(f"{self.kernel}: a {vec}-wide store needs {vec} values")
+        size = arr.data.shape[0]
+        el = self._check_index(arr, idx, vec, size)
+        act = self._mask
+        addr = np.where(act, arr.base_addr + 4 * el, -1)
+        s = tuple(_src(x) for x in vals) + tuple(_src(x) for x in srcs)
+        self._emit(mem_opcode(space, True, 4 * vec), s[:3], addr)
+        ea = el[act]
+        for j, v in enumerate(vals):
+            lanes = np.broadcast_to(np.asarray(_lanes(v), np.float32), (self.nthreads,))
+            arr.data[ea + j] = lanes[act]
+
+    # ---- records ----
+    def _emit(self, name: str, srcs: tuple, addr=None) -> int:
+        self.r_op.append(TABLE.id(name))
+        self.r_src.append(srcs)
+        self.r_mask.append(self._mask)
+        self.r_addr.append(addr)
+        self.r_weight.append(self._weight)
+        return len(self.r_op) - 1
+
+    def _cta(self):
+        b = self.blockIdx
+        return f"({b.x},{b.y},{b.z})"
+
+    def _thread(self, t):
+        ti = self.threadIdx
+        return f"({int(ti.x[t])},{int(ti.y[t])},{int(ti.z[t])})"
+
+    def check_launch_dims(self):
+        if self.nthreads <= 0:
+            raise LaunchError(f"{self.kernel}: empty block")

@@ -1,0 +1,115 @@
+"""The SASS opcodes a Python kernel may issue: one table, used by every stage.
+
+A kernel names an instruction as cuobjdump prints it for sm_90, modifiers
+included where they matter ("LDS.128", "IMAD.WIDE", "ISETP.GE.AND"). The base
+opcode (text before the first dot) decides the pipe; memory opcodes also carry
+their space, direction and bytes per lane. Full names are interned into small
+integer ids so the trace stays a flat numpy array.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from gpusim.errors import UnsupportedOperation
+
+# pipes, named as ncu names them (sm__inst_executed_pipe_<name>)
+PIPES = ("fma", "fmaheavy", "alu", "lsu", "cbu", "adu", "uniform", "xu")
+PIPE_ID = {p: i for i, p in enumerate(PIPES)}
+
+SPACE_NONE, SPACE_GLOBAL, SPACE_SHARED = 0, 1, 2
+SPACE_NAMES = ("none", "global", "shared")
+
+# base opcode -> pipe. FFMA/FMUL/FADD issue to FMA-heavy or FMA-lite; IMAD only
+# to FMA-heavy [F-302018]; the rest per the CUDA binary utilities' opcode list.
+BASE_PIPE = {
+    "FFMA": "fma", "FMUL": "fma", "FADD": "fma", "FSETP": "fma", "FMNMX": "alu",
+    "IMAD": "fmaheavy", "VIADD": "fmaheavy", "IDP": "fmaheavy",
+    "IADD3": "alu", "ISETP": "alu", "LOP3": "alu", "SHF": "alu", "LEA": "alu",
+    "MOV": "alu", "SEL": "alu", "FSEL": "alu", "IABS": "alu", "PLOP3": "alu",
+    "IMNMX": "alu", "CS2R": "alu", "P2R": "alu", "R2P": "alu", "PRMT": "alu",
+    "I2F": "xu", "F2I": "xu", "MUFU": "xu", "I2FP": "alu", "F2FP": "alu",
+    "S2R": "adu", "S2UR": "adu",
+    "ULDC": "uniform", "UMOV": "uniform", "UIADD3": "uniform", "ULEA": "uniform",
+    "USHF": "uniform", "UIMAD": "uniform", "ULOP3": "uniform", "UISETP": "uniform",
+    "USEL": "uniform", "R2UR": "uniform", "UPRMT": "uniform", "UFLO": "uniform",
+    "BRA": "cbu", "EXIT": "cbu", "BSSY": "cbu", "BSYNC": "cbu", "NOP": "cbu",
+    "WARPSYNC": "cbu", "BAR": "cbu", "CALL": "cbu", "RET": "cbu",
+    "LDG": "lsu", "STG": "lsu", "LDS": "lsu", "STS": "lsu",
+}
+REFUSED = {"ATOM", "ATOMS", "ATOMG", "RED", "YIELD", "NANOSLEEP", "CCTL", "MEMBAR"}
+
+
+@dataclass(frozen=True)
+class Opcode:
+    name: str
+    pipe: str
+    space: int = SPACE_NONE
+    is_store: bool = False
+    bytes_per_lane: int = 0
+    is_barrier: bool = False
+
+    @property
+    def base(self) -> str:
+        return base_opcode(self.name)
+
+
+def base_opcode(name: str) -> str:
+    """The opcode as ncu's sass__inst_executed_per_opcode keys it (no modifiers)."""
+    return name.split(".", 1)[0]
+
+
+def _parse(name: str) -> Opcode:
+    base = base_opcode(name)
+    if base in REFUSED:
+        raise UnsupportedOperation(
+            f"{name}: atomics, fences and timing-dependent waits are refused; the trace model "
+            "needs addresses that do not depend on timing")
+    if base not in BASE_PIPE:
+        raise UnsupportedOperation(f"unknown SASS opcode {name!r} (add it to gpusim/kernel/opcodes.py)")
+    pipe = BASE_PIPE[base]
+    if base in ("LDG", "STG", "LDS", "STS"):
+        space = SPACE_GLOBAL if base in ("LDG", "STG") else SPACE_SHARED
+        mods = name.split(".")[1:]
+        nbytes = {"64": 8, "128": 16}.get(next((m for m in mods if m in ("64", "128")), ""), 4)
+        return Opcode(name, pipe, space, base in ("STG", "STS"), nbytes)
+    return Opcode(name, pipe, is_barrier=(base == "BAR"))
+
+
+class OpcodeTable:
+    """Interns full opcode names to ids; per-id properties as numpy arrays."""
+
+    def __init__(self):
+        self.ops: list[Opcode] = []
+        self.ids: dict[str, int] = {}
+
+    def id(self, name: str) -> int:
+        i = self.ids.get(name)
+        if i is None:
+            op = _parse(name)
+            i = self.ids[name] = len(self.ops)
+            self.ops.append(op)
+        return i
+
+    def __getitem__(self, i: int) -> Opcode:
+        return self.ops[i]
+
+    def arrays(self):
+        """(space, is_store, bytes_per_lane, pipe_id, is_barrier) indexed by opcode id."""
+        return (np.array([o.space for o in self.ops], np.int8),
+                np.array([o.is_store for o in self.ops], bool),
+                np.array([o.bytes_per_lane for o in self.ops], np.int16),
+                np.array([PIPE_ID[o.pipe] for o in self.ops], np.int8),
+                np.array([o.is_barrier for o in self.ops], bool))
+
+
+# one process-wide table: ids are stable within a run and saved by name in trace files
+TABLE = OpcodeTable()
+
+
+def mem_opcode(space: int, store: bool, nbytes: int) -> str:
+    width = {4: "", 8: ".64", 16: ".128"}[nbytes]
+    if space == SPACE_GLOBAL:
+        return ("STG.E" if store else "LDG.E") + width
+    return ("STS" if store else "LDS") + width

@@ -1,0 +1,74 @@
+"""What a kernel module declares: its parameters, launch shape and constraints."""
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from dataclasses import dataclass, field
+from typing import Callable
+
+from gpusim.errors import KernelConfigError, UnknownKernel
+
+LADDER = ("naive", "coalesced", "smemtile", "regtile1d", "regtile2d", "vectorized",
+          "tiled32", "regblock")
+
+
+@dataclass(frozen=True)
+class KernelSpec:
+    name: str
+    fn: Callable                      # fn(k, M, N, K, alpha, A, B, beta, C, **params)
+    params: dict                      # tile parameters and their defaults (template arguments)
+    launch: Callable                  # launch(M, N, K, **p) -> (grid3, block3)
+    check: Callable                   # check(M, N, K, **p): raise KernelConfigError
+    grid_period: Callable             # grid_period(M, N, K, **p) -> (px, py): CTA alignment period
+    uses_alpha_beta: bool = True      # False: computes C = A*B (seed 000's kernels)
+    summary: str = ""
+    source: str = ""                  # the CUDA twin under kernels_cuda/
+    notes: tuple = field(default_factory=tuple)
+
+    def resolve(self, overrides: dict | None) -> dict:
+        p = dict(self.params)
+        for key, val in (overrides or {}).items():
+            if key not in p:
+                raise KernelConfigError(f"{self.name}: unknown parameter {key!r}; "
+                                        f"its parameters are {', '.join(p)}")
+            try:
+                p[key] = int(val)
+            except (TypeError, ValueError):
+                raise KernelConfigError(f"{self.name}: parameter {key} must be an integer, got {val!r}") from None
+            if p[key] <= 0:
+                raise KernelConfigError(f"{self.name}: parameter {key} must be positive, got {val}")
+        return p
+
+
+def require(cond: bool, kernel: str, what: str):
+    """Refuse a configuration, naming the constraint it breaks."""
+    if not cond:
+        raise KernelConfigError(f"{kernel}: {what}")
+
+
+_CACHE: dict[str, KernelSpec] = {}
+
+
+def get_kernel(name: str) -> KernelSpec:
+    if isinstance(name, KernelSpec):
+        return name
+    if name in _CACHE:
+        return _CACHE[name]
+    known = list_kernels()
+    if name not in known:
+        raise UnknownKernel(f"unknown kernel {name!r}; known kernels: {', '.join(known)}")
+    return _CACHE[name]
+
+
+def list_kernels() -> list[str]:
+    """Ladder kernels first, in ladder order, then any other module of kernels_py."""
+    import kernels_py
+    names = [m.name for m in pkgutil.iter_modules(kernels_py.__path__) if not m.name.startswith("_")]
+    for n in names:
+        if n not in _CACHE:
+            mod = importlib.import_module(f"kernels_py.{n}")
+            spec = getattr(mod, "SPEC", None)
+            if isinstance(spec, KernelSpec):
+                _CACHE[n] = spec
+    ordered = [n for n in LADDER if n in _CACHE]
+    return ordered + sorted(n for n in _CACHE if n not in LADDER)

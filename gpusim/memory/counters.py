@@ -1,0 +1,47 @@
+"""Whole-trace counters, keyed by the Nsight Compute metric names they stand for."""
+from __future__ import annotations
+
+import numpy as np
+
+from gpusim.kernel.opcodes import TABLE, SPACE_GLOBAL, SPACE_SHARED, base_opcode
+
+
+
+def count_metrics(trace) -> tuple[dict, dict]:
+    """(metrics, executed instructions per SASS opcode) of a weighted trace."""
+    rows = trace.rows
+    w = rows["weight"]
+    space, is_store, _, _, _ = TABLE.arrays()
+    op = rows["op"].astype(np.int64)
+    sp, st = space[op], is_store[op]
+    m = {"smsp__inst_executed.sum": int(w.sum())}
+
+    def total(sel, field=None):
+        return int((w[sel] * (rows[field][sel] if field else 1)).sum())
+
+    for space_id, sname in ((SPACE_GLOBAL, "global"), (SPACE_SHARED, "shared")):
+        for store, dname in ((False, "ld"), (True, "st")):
+            sel = (sp == space_id) & (st == store)
+            m[f"smsp__sass_inst_executed_op_{sname}_{dname}.sum"] = total(sel)
+            if space_id == SPACE_GLOBAL:
+                m[f"l1tex__t_requests_pipe_lsu_mem_global_op_{dname}.sum"] = total(sel)
+                m[f"l1tex__t_sectors_pipe_lsu_mem_global_op_{dname}.sum"] = total(sel, "sectors")
+                m[f"gpusim__lines_mem_global_op_{dname}.sum"] = total(sel, "lines")
+            else:
+                wf = total(sel, "wavefronts")
+                ideal = total(sel, "ideal_wavefronts")
+                m[f"l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{dname}.sum"] = wf
+                m[f"l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_{dname}.sum"] = wf - ideal
+                m[f"gpusim__ideal_wavefronts_mem_shared_op_{dname}.sum"] = ideal
+    counts = np.bincount(op, weights=w, minlength=len(TABLE.ops)).astype(np.int64)
+    per_op = {TABLE.ops[i].name: int(c) for i, c in enumerate(counts) if c}
+    return m, dict(sorted(per_op.items()))
+
+
+def per_base_opcode(per_op: dict) -> dict:
+    """Fold full opcode names to the base opcodes ncu's per-opcode table uses."""
+    out: dict[str, int] = {}
+    for name, c in per_op.items():
+        b = base_opcode(name)
+        out[b] = out.get(b, 0) + c
+    return dict(sorted(out.items()))

@@ -1,0 +1,136 @@
+"""The per-warp trace: one row per warp-instruction, as structured numpy arrays.
+
+Rows hold the CTA, the warp, the opcode id, the active mask, the weight (how
+many executed instructions the row stands for when loops or CTAs are sampled),
+the row's own sequence number within its CTA and the sequence numbers of the
+instructions whose results it reads (the scoreboard's read-after-write edges),
+and, for memory instructions, an index into `addr`, a (rows, 32) array of byte
+addresses (-1 for inactive lanes). The memory stage adds each row's costs
+(sectors, lines, wavefronts, ideal wavefronts): that lowered form is all the
+timing engine needs.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from gpusim.errors import RecordError
+from gpusim.kernel.opcodes import TABLE, SPACE_GLOBAL, SPACE_SHARED
+from gpusim.memory import global_sectors_and_lines, shared_wavefronts
+
+ROW_DTYPE = np.dtype([
+    ("cta", np.int32), ("warp", np.int16), ("op", np.int16), ("mask", np.uint32),
+    ("weight", np.int64), ("seq", np.int32),
+    ("src0", np.int32), ("src1", np.int32), ("src2", np.int32),
+    ("mem", np.int32),                       # row in addr, -1 for non-memory
+    ("sectors", np.int16), ("lines", np.int16),
+    ("wavefronts", np.int16), ("ideal_wavefronts", np.int16),
+])
+TRACE_SCHEMA = "gpusim.trace/1"
+_BIT = (np.uint64(1) << np.arange(32, dtype=np.uint64))
+
+
+@dataclass
+class Trace:
+    rows: np.ndarray                      # ROW_DTYPE
+    addr: np.ndarray                      # (n_mem, 32) int64
+    opcodes: list[str] = field(default_factory=list)   # opcode id -> name
+
+    def __len__(self):
+        return len(self.rows)
+
+    def save(self, path: str | Path):
+        np.savez_compressed(path, schema=np.array(TRACE_SCHEMA), rows=self.rows, addr=self.addr,
+                            opcodes=np.array(self.opcodes))
+
+    @staticmethod
+    def load(path: str | Path) -> "Trace":
+        try:
+            z = np.load(path, allow_pickle=False)
+            schema = str(z["schema"])
+        except Exception as e:   # noqa: BLE001 - any unreadable file is a record error
+            raise RecordError(f"{path}: not a gpusim trace ({e})") from None
+        if schema != TRACE_SCHEMA:
+            raise RecordError(f"{path}: trace schema {schema!r}, expected {TRACE_SCHEMA!r}")
+        return Trace(z["rows"], z["addr"], [str(s) for s in z["opcodes"]])
+
+    @staticmethod
+    def concat(traces: list["Trace"]) -> "Trace":
+        if not traces:
+            return Trace(np.zeros(0, ROW_DTYPE), np.zeros((0, 32), np.int64), list(TABLE.ids))
+        rows, offset = [], 0
+        for t in traces:
+            r = t.rows.copy()
+            r["mem"] = np.where(r["mem"] >= 0, r["mem"] + offset, -1)
+            offset += t.addr.shape[0]
+            rows.append(r)
+        return Trace(np.concatenate(rows), np.concatenate([t.addr for t in traces]), list(TABLE.ids))
+
+
+def _pack(mask: np.ndarray, warps: int) -> np.ndarray:
+    padded = np.zeros(warps * 32, bool)
+    padded[:mask.shape[0]] = mask
+    return (padded.reshape(warps, 32).astype(np.uint64) @ _BIT).astype(np.uint32)
+
+
+def trace_from_ctx(k, cta: int) -> Trace:
+    """Slice a finished CTA's records into warps and cost every memory row."""
+    n = len(k.r_op)
+    T = k.nthreads
+    W = -(-T // 32)
+    bits = np.empty((n, W), np.uint32)
+    packed: dict[int, np.ndarray] = {}
+    for i, m in enumerate(k.r_mask):
+        b = packed.get(id(m))
+        if b is None:
+            b = packed[id(m)] = _pack(m, W)
+        bits[i] = b
+    ii, ww = np.nonzero(bits)                         # row-major: program order, then warp
+    rows = np.zeros(len(ii), ROW_DTYPE)
+    rows["cta"] = cta
+    rows["warp"] = ww
+    ops = np.asarray(k.r_op, np.int16)
+    rows["op"] = ops[ii]
+    rows["mask"] = bits[ii, ww]
+    rows["weight"] = np.asarray(k.r_weight, np.int64)[ii]
+    rows["seq"] = ii
+    src = np.full((n, 3), -1, np.int32)
+    for i, s in enumerate(k.r_src):
+        if s:
+            src[i, :len(s)] = s[:3]
+    rows["src0"], rows["src1"], rows["src2"] = src[ii, 0], src[ii, 1], src[ii, 2]
+
+    mem_instr = np.array([a is not None for a in k.r_addr], bool)
+    rows["mem"] = -1
+    is_mem_row = mem_instr[ii]
+    if not is_mem_row.any():
+        return Trace(rows, np.zeros((0, 32), np.int64), list(TABLE.ids))
+    mem_ids = np.flatnonzero(mem_instr)
+    full = np.full((len(mem_ids), W * 32), -1, np.int64)
+    full[:, :T] = np.stack([k.r_addr[i] for i in mem_ids])
+    slot = np.full(n, -1, np.int64)
+    slot[mem_ids] = np.arange(len(mem_ids))
+    addr = full.reshape(len(mem_ids), W, 32)[slot[ii[is_mem_row]], ww[is_mem_row]]
+    rows["mem"][is_mem_row] = np.arange(addr.shape[0])
+    _cost(rows, addr)
+    return Trace(rows, addr, list(TABLE.ids))
+
+
+def _cost(rows: np.ndarray, addr: np.ndarray):
+    """Fill sectors/lines (global) and wavefronts/ideal (shared) of memory rows."""
+    space, _, nbytes, _, _ = TABLE.arrays()
+    m = rows["mem"] >= 0
+    idx = np.flatnonzero(m)
+    ops = rows["op"][idx]
+    for op in np.unique(ops):
+        sel = idx[ops == op]
+        a = addr[rows["mem"][sel]]
+        nb = int(nbytes[op])
+        if space[op] == SPACE_GLOBAL:
+            s, l = global_sectors_and_lines(a, nb)
+            rows["sectors"][sel], rows["lines"][sel] = s, l
+        elif space[op] == SPACE_SHARED:
+            wf, ideal = shared_wavefronts(a, nb)
+            rows["wavefronts"][sel], rows["ideal_wavefronts"][sel] = wf, ideal
