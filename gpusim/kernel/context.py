@@ -201,6 +201,12 @@ class Ctx:
         for _ in range(n):
             self._emit(name, s)
 
+    def ops(self, counts: dict, srcs=()):
+        """Issue the integer/control instructions of one SASS basic block, e.g.
+        `k.ops({"IMAD.WIDE": 2, "ISETP.GT.AND": 1, "BRA": 1})`, read off its SASS."""
+        for name, n in counts.items():
+            self.op(name, n, srcs)
+
     def ffma(self, a, b, c) -> Val:
         return self._fp("FFMA", _lanes(a) * _lanes(b) + _lanes(c), (a, b, c), old=c)
 

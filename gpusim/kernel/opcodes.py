@@ -25,12 +25,13 @@ SPACE_NAMES = ("none", "global", "shared")
 # to FMA-heavy [F-302018]; the rest per the CUDA binary utilities' opcode list.
 BASE_PIPE = {
     "FFMA": "fma", "FMUL": "fma", "FADD": "fma", "FSETP": "fma", "FMNMX": "alu",
+    "HFMA2": "fma", "HADD2": "fma", "HMUL2": "fma",
     "IMAD": "fmaheavy", "VIADD": "fmaheavy", "IDP": "fmaheavy",
     "IADD3": "alu", "ISETP": "alu", "LOP3": "alu", "SHF": "alu", "LEA": "alu",
     "MOV": "alu", "SEL": "alu", "FSEL": "alu", "IABS": "alu", "PLOP3": "alu",
     "IMNMX": "alu", "CS2R": "alu", "P2R": "alu", "R2P": "alu", "PRMT": "alu",
     "I2F": "xu", "F2I": "xu", "MUFU": "xu", "I2FP": "alu", "F2FP": "alu",
-    "S2R": "adu", "S2UR": "adu",
+    "S2R": "adu", "S2UR": "adu", "LDC": "adu",  # LDC's pipe: (unverified)
     "ULDC": "uniform", "UMOV": "uniform", "UIADD3": "uniform", "ULEA": "uniform",
     "USHF": "uniform", "UIMAD": "uniform", "ULOP3": "uniform", "UISETP": "uniform",
     "USEL": "uniform", "R2UR": "uniform", "UPRMT": "uniform", "UFLO": "uniform",

@@ -1,0 +1,128 @@
+"""`gpusim` command line: run, list, compare, hw record."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from gpusim.errors import GpusimError
+
+DEFAULT_SIZE = 1024
+
+
+def _params(pairs):
+    out = {}
+    for item in pairs or []:
+        if "=" not in item:
+            raise GpusimError(f"--param takes NAME=VALUE, got {item!r}")
+        k, v = item.split("=", 1)
+        out[k.strip()] = v.strip()
+    return out
+
+
+def _sizes(a):
+    M = a.M or a.size or DEFAULT_SIZE
+    N = a.N or a.size or M
+    K = a.K or a.size or M
+    return M, N, K
+
+
+def cmd_run(a):
+    from gpusim import simulate
+    from gpusim.report import render
+    M, N, K = _sizes(a)
+    with render.progress_bar(f"simulating {a.kernel}", enabled=not a.json) as prog:
+        r = simulate(a.kernel, M, N, K, arch=a.arch, params=_params(a.param), mode=a.mode,
+                     keep_trace=bool(a.save_trace), progress=prog)
+    if a.save_trace:
+        r.trace.save(a.save_trace)
+    if a.json:
+        print(json.dumps(r.to_json(), indent=1))
+    else:
+        render.print_summary(r)
+        if a.save_trace:
+            render.console.print(f"trace written to {a.save_trace}")
+    return 0
+
+
+def cmd_list(a):
+    from gpusim.kernel import get_kernel, list_kernels
+    from gpusim.report import render
+    render.print_kernel_list([get_kernel(n) for n in list_kernels()])
+    return 0
+
+
+def cmd_compare(a):
+    from gpusim.report import render
+    from gpusim.report.compare import compare_rows
+    sizes = [a.size] if a.size else None
+    rows = compare_rows(a.kernels or None, sizes)
+    if a.json:
+        print(json.dumps(rows, indent=1))
+    else:
+        render.print_compare(rows, "simulated vs recorded on the H200 (traces/hw/h200)")
+    return 0
+
+
+def cmd_hw_record(a):
+    from gpusim.hw.runner import record
+    from gpusim.report import render
+    sizes = [int(s) for s in a.sizes] if a.sizes else None
+    with render.progress_bar("recording on the GPU") as prog:
+        record(a.kernels or None, sizes, ncu=a.ncu, params=_params(a.param), progress=prog)
+    return 0
+
+
+def build_parser():
+    ap = argparse.ArgumentParser(prog="gpusim", description="warp-level GPU simulator for SGEMM kernels")
+    sub = ap.add_subparsers(dest="cmd", required=True)
+
+    r = sub.add_parser("run", help="simulate a kernel and print its counters")
+    r.add_argument("kernel")
+    r.add_argument("--size", type=int, help=f"M = N = K (default {DEFAULT_SIZE})")
+    r.add_argument("--M", type=int)
+    r.add_argument("--N", type=int)
+    r.add_argument("--K", type=int)
+    r.add_argument("--arch", default="h200", help="GPU preset: h200, a6000, rtx5080")
+    r.add_argument("--param", action="append", metavar="NAME=VALUE", help="tile parameter, repeatable")
+    r.add_argument("--mode", default="auto", choices=("auto", "full", "sampled"),
+                   help="full: every CTA and iteration (checks C); sampled: exact totals from classes")
+    r.add_argument("--json", action="store_true", help="print one JSON object")
+    r.add_argument("--trace", action="store_true", help="per-warp stall trace (timing engine, pending)")
+    r.add_argument("--save-trace", metavar="PATH.npz", help="save the simulated CTAs' per-warp trace")
+    r.set_defaults(func=cmd_run)
+
+    ls = sub.add_parser("list", help="list the kernels and their parameters")
+    ls.set_defaults(func=cmd_list)
+
+    c = sub.add_parser("compare", help="simulated counters against the committed H200 records")
+    c.add_argument("kernels", nargs="*")
+    c.add_argument("--size", type=int)
+    c.add_argument("--json", action="store_true")
+    c.set_defaults(func=cmd_compare)
+
+    hw = sub.add_parser("hw", help="hardware side (needs a GPU, cupy and nvcc)")
+    hsub = hw.add_subparsers(dest="hwcmd", required=True)
+    rec = hsub.add_parser("record", help="build, check, time and profile the CUDA twins")
+    rec.add_argument("kernels", nargs="*")
+    rec.add_argument("--sizes", nargs="+")
+    rec.add_argument("--ncu", action="store_true", help="also collect Nsight Compute counters")
+    rec.add_argument("--param", action="append", metavar="NAME=VALUE")
+    rec.set_defaults(func=cmd_hw_record)
+    return ap
+
+
+def main(argv=None) -> int:
+    a = build_parser().parse_args(argv)
+    try:
+        return a.func(a)
+    except GpusimError as e:
+        print(f"gpusim: error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("gpusim: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

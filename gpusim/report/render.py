@@ -1,0 +1,124 @@
+"""The one module that imports rich: summaries, tables and progress bars."""
+from __future__ import annotations
+
+import contextlib
+import sys
+
+from rich.console import Console
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from gpusim.memory.counters import per_base_opcode
+
+console = Console()
+err_console = Console(stderr=True)
+
+
+@contextlib.contextmanager
+def progress_bar(description: str, enabled: bool = True):
+    """Yields a callback(done, total); draws a transient bar on stderr when it is a terminal."""
+    if not enabled or not sys.stderr.isatty():
+        yield None
+        return
+    with Progress(TextColumn("[progress.description]{task.description}"), BarColumn(),
+                  TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn(),
+                  console=err_console, transient=True) as prog:
+        task = prog.add_task(description, total=None)
+
+        def update(done, total):
+            prog.update(task, completed=done, total=total)
+        yield update
+
+
+def _fmt(v):
+    if v is None:
+        return "n/a"
+    if isinstance(v, float):
+        return f"{v:,.3f}" if abs(v) < 1000 else f"{v:,.0f}"
+    if isinstance(v, int):
+        return f"{v:,}"
+    return str(v)
+
+
+def _ratio(a, b):
+    return f"{a / b:.3f}" if b else "-"
+
+
+def print_summary(r):
+    m = r.metrics
+    p = ", ".join(f"{k}={v}" for k, v in r.params.items())
+    console.print(f"[bold]{r.kernel}[/bold] on {r.arch}  M={r.M} N={r.N} K={r.K}  ({p})")
+    console.print(f"grid {r.grid}  block {r.block}  mode: {r.mode} ({r.ctas_simulated} CTAs simulated"
+                  f"{', values checked: rel. error %.1e' % r.max_rel_error if r.max_rel_error is not None else ''})"
+                  f"  {r.wall_s:.2f} s")
+
+    launch = Table(title="Launch Statistics / Occupancy", show_header=True)
+    launch.add_column("metric")
+    launch.add_column("value", justify="right")
+    for key in ("launch__grid_size", "launch__block_size", "launch__registers_per_thread",
+                "launch__shared_mem_per_block_static", "launch__occupancy_limit_registers",
+                "launch__occupancy_limit_shared_mem", "launch__occupancy_limit_warps",
+                "launch__occupancy_limit_blocks", "sm__maximum_warps_per_active_cycle_pct",
+                "launch__waves_per_multiprocessor"):
+        launch.add_row(key, _fmt(m.get(key)))
+    console.print(launch)
+
+    mem = Table(title="Memory Workload Analysis (exact counts)")
+    mem.add_column("metric")
+    mem.add_column("value", justify="right")
+    mem.add_column("per request", justify="right")
+    for op in ("ld", "st"):
+        req = m[f"l1tex__t_requests_pipe_lsu_mem_global_op_{op}.sum"]
+        mem.add_row(f"l1tex__t_requests_pipe_lsu_mem_global_op_{op}.sum", _fmt(req), "")
+        sec = m[f"l1tex__t_sectors_pipe_lsu_mem_global_op_{op}.sum"]
+        mem.add_row(f"l1tex__t_sectors_pipe_lsu_mem_global_op_{op}.sum", _fmt(sec), _ratio(sec, req))
+    for op in ("ld", "st"):
+        n = m[f"smsp__sass_inst_executed_op_shared_{op}.sum"]
+        wf = m[f"l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{op}.sum"]
+        bc = m[f"l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_{op}.sum"]
+        mem.add_row(f"smsp__sass_inst_executed_op_shared_{op}.sum", _fmt(n), "")
+        mem.add_row(f"l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{op}.sum", _fmt(wf), _ratio(wf, n))
+        mem.add_row(f"l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_{op}.sum", _fmt(bc), _ratio(bc, n))
+    console.print(mem)
+
+    inst = Table(title=f"Instructions executed: smsp__inst_executed.sum = {m['smsp__inst_executed.sum']:,}")
+    inst.add_column("SASS opcode")
+    inst.add_column("executed", justify="right")
+    inst.add_column("share", justify="right")
+    total = m["smsp__inst_executed.sum"] or 1
+    for name, c in sorted(r.inst_executed_per_opcode.items(), key=lambda kv: -kv[1]):
+        inst.add_row(name, _fmt(c), f"{100 * c / total:.1f} %")
+    console.print(inst)
+    ffma = per_base_opcode(r.inst_executed_per_opcode).get("FFMA", 0)
+    if ffma:
+        lds = m["smsp__sass_inst_executed_op_shared_ld.sum"]
+        ldg = m["smsp__sass_inst_executed_op_global_ld.sum"]
+        console.print(f"loads per FFMA: shared {lds / ffma:.4f}, global {ldg / ffma:.4f}")
+    for note in r.notes:
+        console.print(f"[yellow]note:[/yellow] {note}")
+    console.print("[dim]time, cycles and stalls: not modelled yet (timing engine pending)[/dim]")
+
+
+def print_kernel_list(specs):
+    t = Table(title="kernels")
+    t.add_column("name")
+    t.add_column("parameters (defaults)")
+    t.add_column("computes")
+    t.add_column("what")
+    for s in specs:
+        t.add_row(s.name, ", ".join(f"{k}={v}" for k, v in s.params.items()),
+                  "alpha*A*B+beta*C" if s.uses_alpha_beta else "A*B", s.summary)
+    console.print(t)
+
+
+def print_compare(rows, title):
+    t = Table(title=title)
+    for col in ("kernel", "size", "metric", "simulated", "H200 (ncu)", "diff", "rel"):
+        t.add_column(col, justify="left" if col in ("kernel", "metric") else "right")
+    for r in rows:
+        sim, hw = r["simulated"], r["recorded"]
+        diff = None if sim is None or hw is None else sim - hw
+        rel = "" if diff is None or not hw else f"{100 * diff / hw:+.2f} %"
+        style = "" if diff in (0, None) else "yellow"
+        t.add_row(r["kernel"], str(r["size"]), r["metric"], _fmt(sim), _fmt(hw), _fmt(diff), rel, style=style)
+    console.print(t)
