@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as _dt
+import functools
 import importlib.util
 import json
 import os
@@ -289,6 +290,34 @@ def _lut3(a: int, b: int, c: int, lut: int, mask: int) -> int:
     return r & mask
 
 
+@functools.lru_cache(maxsize=None)
+def _parse_operand(s: str):
+    """(kind, payload, negate, invert) of a source operand."""
+    s = s.replace(".reuse", "")
+    neg = inv = False
+    if s.startswith("-"):
+        neg, s = True, s[1:]
+    if s.startswith("~"):
+        inv, s = True, s[1:]
+    if s.startswith("|") and s.endswith("|"):
+        s = s[1:-1]
+    m = re.fullmatch(r"c\[0x0\]\[(0x[0-9a-f]+)\]", s)
+    if m:
+        return ("c", int(m.group(1), 16), neg, inv)
+    if s in ("RZ", "URZ", "SRZ"):
+        return ("Z", 0, neg, inv)
+    m = re.fullmatch(r"(U?R)(\d+)", s)
+    if m:
+        return (m.group(1), int(m.group(2)), neg, inv)
+    if s.startswith("SR_"):
+        return ("SR", s, neg, inv)
+    if re.fullmatch(r"0x[0-9a-f]+", s):
+        return ("imm", int(s, 16), neg, inv)
+    if re.fullmatch(r"\d+", s):
+        return ("imm", int(s), neg, inv)
+    raise ValueError(f"operand {s!r}")
+
+
 class _Exit(Exception):
     pass
 
@@ -349,28 +378,19 @@ class Emulator:
         return self.R[int(s[1:])]
 
     def val(self, s: str) -> int:
-        s = s.replace(".reuse", "")
-        neg = False
-        inv = False
-        if s.startswith("-"):
-            neg, s = True, s[1:]
-        if s.startswith("~"):
-            inv, s = True, s[1:]
-        if s.startswith("|") and s.endswith("|"):
-            s = s[1:-1]
-        m = re.fullmatch(r"c\[0x0\]\[(0x[0-9a-f]+)\]", s)
-        if m:
-            v = self.cbank.get(int(m.group(1), 16), 0)
-        elif re.fullmatch(r"U?R(\d+|Z)|SRZ", s):
-            v = self._reg(s)
-        elif s.startswith("SR_"):
-            v = self.sr[s]
-        elif re.fullmatch(r"0x[0-9a-f]+", s):
-            v = int(s, 16)
-        elif re.fullmatch(r"\d+", s):
-            v = int(s)
+        kind, x, neg, inv = _parse_operand(s)
+        if kind == "c":
+            v = self.cbank.get(x, 0)
+        elif kind == "R":
+            v = self.R[x]
+        elif kind == "UR":
+            v = self.UR[x]
+        elif kind == "Z":
+            v = 0
+        elif kind == "SR":
+            v = self.sr[x]
         else:
-            raise ValueError(f"operand {s!r}")
+            v = x
         if inv:
             v = ~v
         if neg:
@@ -698,7 +718,8 @@ KNOWN_OUTLINES: dict[str, dict[int, tuple[str, str]]] = {
         0x0000: ("entry: brow<M guard, @P0 EXIT", "1"),
         0x0060: ("prologue: staging-loop trip counts", "1"),
         0x0390: ("brow loop head: bcol<N guard", "1"),
-        0x03C0: ("bcol loop head, K<1 guard", "1"),
+        0x03C0: ("bcol loop head: C/B column offsets", "1"),
+        0x0420: ("acc = 0, K<1 guard", "1"),
         0x0460: ("K-loop setup", "int(K>=1)"),
         0x04B0: ("K loop head: tid>=BM*BK guard", "K//32"),
         0x0500: ("A staging: trip%4 dispatch", "K//32"),
@@ -718,13 +739,15 @@ KNOWN_OUTLINES: dict[str, dict[int, tuple[str, str]]] = {
     },
     "regblock": {
         0x0000: ("entry: bRow<M guard, @P0 EXIT", "1"),
-        0x0070: ("prologue: bCol<N guard", "1"),
-        0x0280: ("bCol loop head: zero acc, K<1 guard", "1"),
+        0x0070: ("prologue: thread/tile indices, shared addresses", "1"),
+        0x0250: ("bCol<N guard", "1"),
+        0x0280: ("bCol loop head", "1"),
+        0x0290: ("zero acc[8][8], K<1 guard", "1"),
         0x0500: ("K-loop setup", "int(K>=1)"),
         0x0530: ("K loop (one BK=8 slab): 12 LDG, 12 STS, BAR, 8 k-steps fully unrolled, BAR", "K//8"),
-        0x2A40: ("store C (64 STG), bCol += gridDim.x*BN", "1"),
-        0x2F40: ("bRow += gridDim.y*BM", "1"),
-        0x2F90: ("EXIT", "1"),
+        0x2A40: ("store C (64 STG), bCol += gridDim.x*BN, loop test", "1"),
+        0x2F40: ("bRow += gridDim.y*BM, loop test", "1"),
+        0x2F80: ("EXIT", "1"),
     },
 }
 

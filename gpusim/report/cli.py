@@ -21,10 +21,10 @@ def _params(pairs):
 
 
 def _sizes(a):
-    M = a.M or a.size or DEFAULT_SIZE
-    N = a.N or a.size or M
-    K = a.K or a.size or M
-    return M, N, K
+    def pick(*vals):
+        return next(v for v in vals if v is not None)
+    M = pick(a.M, a.size, DEFAULT_SIZE)
+    return M, pick(a.N, a.size, M), pick(a.K, a.size, M)
 
 
 def cmd_run(a):

@@ -1,0 +1,71 @@
+"""Shared-memory wavefront model against HARDWARE.md s.3's measured rows and a brute-force reference."""
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from gpusim.memory.shared_banks import shared_wavefronts
+
+L = np.arange(32)
+
+# (pattern, bytes per lane, byte addresses of the 32 lanes, measured wavefronts, measured conflicts)
+# measured on the H200, one warp, one instruction: shared/HARDWARE.md s.3 [M]
+MEASURED = [
+    ("LDS.32 linear", 4, 4 * L, 1, 0),
+    ("LDS.32 broadcast", 4, 0 * L, 1, 0),
+    ("LDS.32 stride 2 words", 4, 8 * L, 2, 1),
+    ("LDS.32 stride 32 words", 4, 128 * L, 32, 31),
+    ("LDS.64 linear", 8, 8 * L, 2, 0),
+    ("LDS.64 16-B stride", 8, 16 * L, 4, 2),
+    ("LDS.64 128-B stride", 8, 128 * L, 32, 30),
+    ("LDS.64 lane pairs share", 8, 8 * (L // 2), 1, 0),
+    ("LDS.128 linear", 16, 16 * L, 4, 0),
+    ("LDS.128 32-B stride", 16, 32 * L, 8, 4),
+    ("LDS.128 128-B stride", 16, 128 * L, 32, 28),
+    ("LDS.128 broadcast", 16, 0 * L, 2, 0),
+    ("LDS.128 lane pairs share", 16, 16 * (L // 2), 2, 0),
+]
+
+
+@pytest.mark.parametrize("name,nbytes,addr,wavefronts,conflicts", MEASURED, ids=[m[0] for m in MEASURED])
+def test_measured_patterns(name, nbytes, addr, wavefronts, conflicts):
+    """Each pattern measured on the H200 gives the measured wavefronts and conflicts."""
+    wf, ideal = shared_wavefronts(addr[None, :], nbytes)
+    assert int(wf[0]) == wavefronts
+    assert int(wf[0] - ideal[0]) == conflicts
+
+
+def brute_force(addr, nbytes):
+    """Bank by bank with Python sets: the words each bank must deliver, per lane group."""
+    groups = [range(0, 16), range(16, 32)] if nbytes == 16 else [range(32)]
+    wavefronts = ideal = 0
+    for g in groups:
+        banks = {}
+        words = set()
+        for lane in g:
+            if addr[lane] < 0:
+                continue
+            for j in range(nbytes // 4):
+                w = addr[lane] // 4 + j
+                words.add(w)
+                banks.setdefault(w % 32, set()).add(w)
+        if words:
+            wavefronts += max(len(s) for s in banks.values())
+            ideal += max(1, -(-len(words) * 4 // 128))
+    return wavefronts, ideal
+
+
+@settings(max_examples=300, deadline=None)
+@given(nbytes=st.sampled_from([4, 8, 16]),
+       slots=st.lists(st.integers(min_value=-1, max_value=63), min_size=32, max_size=32))
+def test_random_patterns_match_brute_force(nbytes, slots):
+    """Random aligned addresses (some lanes inactive) agree with the per-bank set count."""
+    addr = np.array([-1 if s < 0 else s * nbytes for s in slots], np.int64)
+    wf, ideal = shared_wavefronts(addr[None, :], nbytes)
+    assert (int(wf[0]), int(ideal[0])) == brute_force(addr, nbytes)
+
+
+def test_rows_are_independent():
+    """Several rows in one call give the same answers as one row at a time."""
+    rows = np.stack([m[2] for m in MEASURED if m[1] == 4])
+    wf, _ = shared_wavefronts(rows, 4)
+    assert list(wf) == [m[3] for m in MEASURED if m[1] == 4]

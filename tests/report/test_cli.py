@@ -1,0 +1,42 @@
+"""The command line: JSON output, kernel list, and one-line errors without tracebacks."""
+import json
+
+import pytest
+
+from gpusim.report.cli import main
+
+
+def test_run_json(capsys):
+    """`gpusim run KERNEL --json` prints one JSON object with the counters and null timing fields."""
+    assert main(["run", "naive", "--size", "64", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["kernel"] == "naive" and out["M"] == out["N"] == out["K"] == 64
+    assert out["metrics"]["smsp__inst_executed.sum"] > 0
+    assert out["time_ms"] is None and out["stalls"] is None
+    assert sum(out["inst_executed_per_opcode"].values()) == out["metrics"]["smsp__inst_executed.sum"]
+
+
+def test_run_summary(capsys):
+    assert main(["run", "naive", "--M", "64", "--N", "32", "--K", "16"]) == 0
+    out = capsys.readouterr().out
+    assert "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum" in out
+
+
+def test_list(capsys):
+    assert main(["list"]) == 0
+    assert "naive" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("argv,msg", [
+    (["run", "nosuch"], "known kernels: naive"),
+    (["run", "naive", "--param", "BLOCK=64"], "exceeds 1024"),
+    (["run", "naive", "--param", "FOO=1"], "unknown parameter 'FOO'"),
+    (["run", "naive", "--param", "BLOCK"], "NAME=VALUE"),
+    (["run", "naive", "--arch", "v100"], "unknown arch"),
+    (["run", "naive", "--size", "-4"], "positive"),
+])
+def test_errors_are_one_line(capsys, argv, msg):
+    """Bad input stops with exit code 2 and a one-line message, no traceback."""
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert msg in err and "Traceback" not in err and err.count("\n") == 1
