@@ -48,6 +48,7 @@ class SimResult:
     registers_source: str | None
     ctas_simulated: int
     wall_s: float
+    bases: dict = field(default_factory=dict)   # array name -> base byte address
     max_rel_error: float | None = None       # full mode: ||C - ref|| / ||ref||
     trace: Trace | None = None
     notes: list = field(default_factory=list)
@@ -167,4 +168,4 @@ def simulate(kernel: str | KernelSpec, M: int, N: int | None = None, K: int | No
             A.reshape(M, K).astype(np.float64) @ B.reshape(K, N)
         err = float(np.linalg.norm(C.reshape(M, N) - ref) / np.linalg.norm(ref))
     return SimResult(spec.name, gpu.name, M, N, K, p, grid, block, mode, metrics, per_op, occ, reg_src,
-                     len(ctas), time.perf_counter() - t0, err, trace if keep_trace else None, notes)
+                     len(ctas), time.perf_counter() - t0, bases, err, trace if keep_trace else None, notes)

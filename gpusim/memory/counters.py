@@ -11,9 +11,11 @@ def count_metrics(trace) -> tuple[dict, dict]:
     """(metrics, executed instructions per SASS opcode) of a weighted trace."""
     rows = trace.rows
     w = rows["weight"]
-    space, is_store, _, _, _ = TABLE.arrays()
+    space, is_store, nbytes, _, _ = TABLE.arrays()
     op = rows["op"].astype(np.int64)
     sp, st = space[op], is_store[op]
+    lanes = np.bitwise_count(rows["mask"]).astype(np.int64)
+    words = lanes * (nbytes[op].astype(np.int64) // 4)     # 32-bit values moved by the row's threads
     m = {"smsp__inst_executed.sum": int(w.sum())}
 
     def total(sel, field=None):
@@ -23,6 +25,8 @@ def count_metrics(trace) -> tuple[dict, dict]:
         for store, dname in ((False, "ld"), (True, "st")):
             sel = (sp == space_id) & (st == store)
             m[f"smsp__sass_inst_executed_op_{sname}_{dname}.sum"] = total(sel)
+            # thread-level 32-bit values: the unit the seeds count "loads" in
+            m[f"gpusim__values_mem_{sname}_op_{dname}.sum"] = int((w[sel] * words[sel]).sum())
             if space_id == SPACE_GLOBAL:
                 m[f"l1tex__t_requests_pipe_lsu_mem_global_op_{dname}.sum"] = total(sel)
                 m[f"l1tex__t_sectors_pipe_lsu_mem_global_op_{dname}.sum"] = total(sel, "sectors")
