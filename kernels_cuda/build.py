@@ -27,7 +27,6 @@ import datetime as _dt
 import functools
 import importlib.util
 import json
-import os
 import re
 import shutil
 import struct
@@ -625,8 +624,6 @@ class Emulator:
             self.setp(o[0], comb(r, c))
             self.setp(o[1], comb(not r, c))
             return None
-        if base in ("UIMAD",):
-            return None
         raise NotImplementedError(f"emulator: {i}")
 
 
@@ -836,7 +833,10 @@ def make_outline(name: str, params: dict, insns: list[Insn], default: bool) -> t
         tn = p.get("BN", p.get("BLOCK", p.get("BLOCKSIZE", 1)))
         sizes = [(2 * tm, 3 * tn, 4096)]
     for (M, N, K) in sizes:
-        for tid, ctaid in sample_threads(name, params, M, N):
+        threads = sample_threads(name, params, M, N)
+        if K > 256:  # long runs: one thread is enough (paths were compared on small K)
+            threads = threads[:1]
+        for tid, ctaid in threads:
             counts, visits = emulate(insns, name, params, M, N, K, tid, ctaid)
             if known:
                 for (s, _e), ent in zip(blocks, outline):
@@ -874,9 +874,7 @@ def record(name: str, params: dict, out_dir: Path, tag: str, default: bool) -> l
         "command": " ".join(nvcc_args(name, params, cubin_rel)),
         "date": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d"),
         "ptxas": ptxas,
-        "launch": {
-            "block": "see kernels_cuda/README.md",
-        },
+        "launch": None,  # filled below
         "sass_opcode_histogram": opcode_histogram(insns),
         "outline_trips_meaning": (
             "trips: Python expression in ints M, N, K = times one thread executes the "
@@ -896,13 +894,45 @@ def record(name: str, params: dict, out_dir: Path, tag: str, default: bool) -> l
     return problems
 
 
+def outline_markdown(rec: dict) -> str:
+    """The outline of a record as a markdown table (for the README)."""
+    lines = ["| block | trips (per thread) | instrs | opcodes |", "|---|---|---:|---|"]
+    for b in rec["outline"]:
+        t = b.get("trips", b.get("emulated_trips"))
+        ops = ", ".join(f"{k} {v}" for k, v in b["opcodes"].items())
+        lines.append(f"| `{b['start']}` {b['name']} | `{t}` | {sum(b['opcodes'].values())} | {ops} |")
+    return "\n".join(lines)
+
+
+def load_record(name: str, out_dir="traces/static") -> dict:
+    d = Path(out_dir)
+    if not d.is_absolute():
+        d = REPO_ROOT / d
+    return json.loads((d / f"{name}.json").read_text())
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("names", nargs="*", help="kernels to build (default: --all)")
     ap.add_argument("--all", action="store_true", help="all eight kernels")
     ap.add_argument("--out", default="traces/static", help="output folder (relative to the repo root)")
     ap.add_argument("--no-variants", action="store_true", help="skip the non-default parameter sets")
+    ap.add_argument("--markdown", action="store_true",
+                    help="print the committed outlines as markdown tables; build nothing")
+    ap.add_argument("--dynamic", nargs=3, type=int, metavar=("M", "N", "K"),
+                    help="print each kernel's executed instructions per thread at M, N, K "
+                         "from the committed outlines; build nothing")
     a = ap.parse_args(argv)
+    if a.markdown or a.dynamic:
+        for name in (a.names or list(KERNELS)):
+            rec = load_record(name, a.out)
+            if a.markdown:
+                print(f"### {name}\n\n{outline_markdown(rec)}\n")
+            else:
+                h = dynamic_histogram(rec["outline"], *a.dynamic)
+                h = {k: v for k, v in sorted(h.items(), key=lambda kv: -kv[1]) if v}
+                print(name, sum(h.values()), h)
+        return 0
     names = list(KERNELS) if (a.all or not a.names) else a.names
     out_dir = Path(a.out)
     if not out_dir.is_absolute():

@@ -1,0 +1,305 @@
+// Microbenchmarks for the timing model's hardware parameters (sm_90, H200).
+// Driven by kernels_cuda/micro/run_micro.py, which builds this file with
+// kernels_cuda/build.py's NVCC_FLAGS (-arch=sm_90 -O3 -cubin -Xptxas -v),
+// launches each kernel, turns the clock64() readings into cycles per event and
+// writes one record per bench. Every timed region reads clock64() (the SM's own
+// cycle counter) around an unrolled body; the driver takes differences between
+// two trip counts so fixed costs (clock reads, loop set-up) cancel.
+// Inline PTX (asm volatile) keeps each operation as written: nvcc would
+// otherwise fold chains of adds or drop loads whose values are unused.
+
+#include <cstdint>
+
+#define UNROLL 64
+
+__device__ __forceinline__ long long gtimer() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return (long long)t;
+}
+
+// ---------------------------------------------------------------------------
+// 1. dependent-issue latency: one thread, a chain of UNROLL dependent ops per
+//    trip. cyc[0] = cycles of the whole loop, cyc[1] = globaltimer ns.
+
+extern "C" __global__ void lat_ffma(float *out, long long *cyc, float a, float b, int iters) {
+  float y = out[0];
+  long long g0 = gtimer();
+  long long t0 = clock64();
+  for (int i = 0; i < iters; i++) {
+#pragma unroll
+    for (int j = 0; j < UNROLL; j++) y = fmaf(y, a, b);
+  }
+  long long t1 = clock64();
+  long long g1 = gtimer();
+  out[0] = y;
+  cyc[0] = t1 - t0;
+  cyc[1] = g1 - g0;
+}
+
+extern "C" __global__ void lat_imad(int *out, long long *cyc, int a, int b, int iters) {
+  int y = out[0];
+  long long t0 = clock64();
+  for (int i = 0; i < iters; i++) {
+#pragma unroll
+    for (int j = 0; j < UNROLL; j++) asm volatile("mad.lo.s32 %0, %0, %1, %2;" : "+r"(y) : "r"(a), "r"(b));
+  }
+  long long t1 = clock64();
+  out[0] = y;
+  cyc[0] = t1 - t0;
+}
+
+// y = y + (a + b): ptxas fuses the two adds into one IADD3 y, y, a, b
+extern "C" __global__ void lat_iadd3(int *out, long long *cyc, int a, int b, int iters) {
+  int y = out[0];
+  long long t0 = clock64();
+  for (int i = 0; i < iters; i++) {
+#pragma unroll
+    for (int j = 0; j < UNROLL; j++)
+      asm volatile("{\n\t.reg .s32 t;\n\tadd.s32 t, %1, %2;\n\tadd.s32 %0, %0, t;\n\t}"
+                   : "+r"(y) : "r"(a), "r"(b));
+  }
+  long long t1 = clock64();
+  out[0] = y;
+  cyc[0] = t1 - t0;
+}
+
+// ---------------------------------------------------------------------------
+// 2. LDS latency: one thread chases 32-bit shared addresses (each word holds
+//    the address of the next), so every LDS waits for the one before.
+
+extern "C" __global__ void lat_lds(unsigned *out, long long *cyc, int iters, int stride_words) {
+  __shared__ unsigned s[4096];
+  unsigned base = (unsigned)__cvta_generic_to_shared(s);
+  for (int i = threadIdx.x; i < 4096; i += blockDim.x)
+    s[i] = base + 4u * (unsigned)((i + stride_words) % 4096);
+  __syncthreads();
+  if (threadIdx.x != 0) return;
+  unsigned p = base;
+  long long t0 = clock64();
+  for (int i = 0; i < iters; i++) {
+#pragma unroll
+    for (int j = 0; j < UNROLL; j++) asm volatile("ld.shared.u32 %0, [%0];" : "+r"(p));
+  }
+  long long t1 = clock64();
+  out[0] = p;
+  cyc[0] = t1 - t0;
+}
+
+// ---------------------------------------------------------------------------
+// 3. global pointer chase: every word visited holds the address of the next.
+//    warm steps first (untimed), then `steps` timed loads (a multiple of 8).
+
+#define CHASE(NAME, OP)                                                                  \
+  extern "C" __global__ void NAME(const unsigned long long *start, unsigned long long *out, \
+                                  long long *cyc, int warm, int steps) {                 \
+    unsigned long long p = (unsigned long long)start;                                    \
+    for (int i = 0; i < warm; i++) asm volatile(OP " %0, [%0];" : "+l"(p));              \
+    long long g0 = gtimer();                                                             \
+    long long t0 = clock64();                                                            \
+    for (int i = 0; i < steps; i += 8) {                                                 \
+      _Pragma("unroll") for (int j = 0; j < 8; j++) asm volatile(OP " %0, [%0];" : "+l"(p)); \
+    }                                                                                    \
+    long long t1 = clock64();                                                            \
+    long long g1 = gtimer();                                                             \
+    out[0] = p;                                                                          \
+    cyc[0] = t1 - t0;                                                                    \
+    cyc[1] = g1 - g0;                                                                    \
+  }
+
+CHASE(chase_ca, "ld.global.ca.u64")
+CHASE(chase_cg, "ld.global.cg.u64")
+
+// ---------------------------------------------------------------------------
+// 4. queue depth probes: one or more warps issue bursts of B independent loads
+//    that drain slowly (each LDS is a 32-way bank conflict: 32 wavefronts; each
+//    LDG touches 32 lines). clock64 after the burst says when the warp could
+//    issue again; after consuming the values, when the data came back. Load j
+//    of a burst is 8 bytes after load j-1 (never adjacent words, which ptxas
+//    would merge into one LDS.128 / LDG.128).
+//    cyc[(warp * reps + rep) * 2 + {0, 1}] = {issue, complete} cycles.
+
+template <int B>
+__device__ __forceinline__ void burst_lds(unsigned *out, long long *cyc, int reps) {
+  __shared__ unsigned s[32 * 32 + 160];
+  for (int i = threadIdx.x; i < 32 * 32 + 160; i += blockDim.x) s[i] = i;
+  __syncthreads();
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  unsigned addr = (unsigned)__cvta_generic_to_shared(s) + 128u * lane;  // all lanes in bank 0
+  unsigned r[B];
+  unsigned acc = 0;
+  for (int rep = 0; rep < reps; rep++) {
+    __syncwarp();
+    long long t0 = clock64();
+#pragma unroll
+    for (int j = 0; j < B; j++) asm volatile("ld.shared.u32 %0, [%1];" : "=r"(r[j]) : "r"(addr + 8u * j));
+    long long t1 = clock64();
+#pragma unroll
+    for (int j = 0; j < B; j++) acc += r[j];
+    asm volatile("" : "+r"(acc));
+    long long t2 = clock64();
+    if (lane == 0) {
+      cyc[(warp * reps + rep) * 2 + 0] = t1 - t0;
+      cyc[(warp * reps + rep) * 2 + 1] = t2 - t0 + (acc == 0xFFFFFFFFu ? 1 : 0);
+    }
+  }
+  out[threadIdx.x] = acc;
+}
+
+template <int B>
+__device__ __forceinline__ void burst_ldg(const unsigned *g, unsigned *out, long long *cyc, int reps) {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const unsigned *p = g + 32 * lane + 64 * 32 * warp;  // 128 B apart: 32 lines per request
+  unsigned r[B];
+  unsigned acc = 0;
+  for (int rep = 0; rep < reps; rep++) {
+    __syncwarp();
+    long long t0 = clock64();
+#pragma unroll
+    for (int j = 0; j < B; j++) asm volatile("ld.global.ca.u32 %0, [%1];" : "=r"(r[j]) : "l"(p + 2 * j));
+    long long t1 = clock64();
+#pragma unroll
+    for (int j = 0; j < B; j++) acc += r[j];
+    asm volatile("" : "+r"(acc));
+    long long t2 = clock64();
+    if (lane == 0) {
+      cyc[(warp * reps + rep) * 2 + 0] = t1 - t0;
+      cyc[(warp * reps + rep) * 2 + 1] = t2 - t0 + (acc == 0xFFFFFFFFu ? 1 : 0);
+    }
+  }
+  out[threadIdx.x] = acc;
+}
+
+#define BURSTS(B)                                                                              \
+  extern "C" __global__ void burst_lds_##B(unsigned *out, long long *cyc, int reps) {          \
+    burst_lds<B>(out, cyc, reps);                                                              \
+  }                                                                                            \
+  extern "C" __global__ void burst_ldg_##B(const unsigned *g, unsigned *out, long long *cyc,   \
+                                           int reps) {                                         \
+    burst_ldg<B>(g, out, cyc, reps);                                                           \
+  }
+BURSTS(1) BURSTS(2) BURSTS(4) BURSTS(6) BURSTS(8) BURSTS(10) BURSTS(12) BURSTS(14) BURSTS(16)
+BURSTS(20) BURSTS(24) BURSTS(28) BURSTS(32) BURSTS(40) BURSTS(48) BURSTS(64)
+
+// ---------------------------------------------------------------------------
+// 5. shared pipe throughput: every thread of a 1024-thread CTA (one CTA per
+//    SM) issues 8 independent loads per trip. cyc[blockIdx.x] = cycles between
+//    two barriers around the loop.
+
+#define LDS_RATE(NAME, ...)                                                             \
+  extern "C" __global__ void NAME(unsigned *out, long long *cyc, int iters) {            \
+    __shared__ uint4 s4[32 * 33];                                                        \
+    unsigned *s = (unsigned *)s4;                                                        \
+    for (int i = threadIdx.x; i < 4 * 32 * 33; i += blockDim.x) s[i] = i;                \
+    __syncthreads();                                                                     \
+    const unsigned lane = threadIdx.x & 31;                                              \
+    const unsigned base = (unsigned)__cvta_generic_to_shared(s);                         \
+    unsigned acc = 0;                                                                    \
+    __syncthreads();                                                                     \
+    long long t0 = clock64();                                                            \
+    for (int i = 0; i < iters; i++) {                                                    \
+      _Pragma("unroll") for (int j = 0; j < 8; j++) { __VA_ARGS__; }                          \
+    }                                                                                    \
+    __syncthreads();                                                                     \
+    long long t1 = clock64();                                                            \
+    out[blockIdx.x * blockDim.x + threadIdx.x] = acc;                                    \
+    if (threadIdx.x == 0) cyc[blockIdx.x] = t1 - t0;                                     \
+  }
+
+// LDS.32, lane i reads word i (+ 32 j): 1 wavefront
+LDS_RATE(rate_lds32, unsigned v; asm volatile("ld.shared.u32 %0, [%1];" : "=r"(v) : "r"(base + 4u * lane + 128u * j)); acc ^= v)
+// LDS.128, lane i reads words 4i..4i+3 (+ 128 j): 4 wavefronts
+LDS_RATE(rate_lds128, unsigned a, b, c, d;
+         asm volatile("ld.shared.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(a), "=r"(b), "=r"(c), "=r"(d)
+                      : "r"(base + 16u * lane + 512u * j));
+         acc ^= a ^ b ^ c ^ d)
+// LDS.32, lane i reads word 32 i (+ 2 j): all lanes in one bank, 32 wavefronts
+// (loads 8 B apart, never adjacent: ptxas would merge adjacent words into LDS.128)
+LDS_RATE(rate_lds32_conflict32, unsigned v; asm volatile("ld.shared.u32 %0, [%1];" : "=r"(v) : "r"(base + 128u * lane + 8u * j)); acc ^= v)
+
+// ---------------------------------------------------------------------------
+// 6. bandwidth: grid-stride float4 reads (4 in flight per thread), `reps`
+//    passes over the buffer; .cg loads skip L1. The sum is written only if it
+//    equals a value it never takes, so the loads cannot be dropped.
+
+extern "C" __global__ void read_bw(const float4 *__restrict__ p, long long n4, int reps, float *out) {
+  float acc = 0.f;
+  const long long stride = (long long)gridDim.x * blockDim.x;
+  const long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  for (int r = 0; r < reps; r++) {
+    long long i = t;
+    for (; i + 3 * stride < n4; i += 4 * stride) {
+      float4 v0 = __ldcg(p + i), v1 = __ldcg(p + i + stride), v2 = __ldcg(p + i + 2 * stride),
+             v3 = __ldcg(p + i + 3 * stride);
+      acc += (v0.x + v1.x) + (v2.x + v3.x) + (v0.y + v1.y) + (v2.y + v3.y) +
+             (v0.z + v1.z) + (v2.z + v3.z) + (v0.w + v1.w) + (v2.w + v3.w);
+    }
+    for (; i < n4; i += stride) {
+      float4 v = __ldcg(p + i);
+      acc += v.x + v.y + v.z + v.w;
+    }
+  }
+  if (acc == 1.2345e-30f) out[0] = acc;
+}
+
+// ---------------------------------------------------------------------------
+// 7. barrier cost: one CTA, 16 __syncthreads per trip, nothing else.
+
+extern "C" __global__ void bar_cost(long long *cyc, int iters) {
+  __syncthreads();
+  long long t0 = clock64();
+  for (int i = 0; i < iters; i++) {
+#pragma unroll
+    for (int j = 0; j < 16; j++) __syncthreads();
+  }
+  long long t1 = clock64();
+  if (threadIdx.x == 0) cyc[0] = t1 - t0;
+}
+
+// ---------------------------------------------------------------------------
+// 8. FMA-pipe issue rate: each thread runs CH independent chains, 16 steps per
+//    trip. One CTA; cyc[0] = cycles between two barriers around the loop.
+
+#define FMA_RATE(CH)                                                                     \
+  extern "C" __global__ void fma_rate_##CH(float *out, long long *cyc, float a, float b, int iters) { \
+    float x[CH];                                                                         \
+    _Pragma("unroll") for (int c = 0; c < CH; c++) x[c] = threadIdx.x + c;               \
+    __syncthreads();                                                                     \
+    long long t0 = clock64();                                                            \
+    for (int i = 0; i < iters; i++) {                                                    \
+      _Pragma("unroll") for (int u = 0; u < 16; u++) {                                   \
+        _Pragma("unroll") for (int c = 0; c < CH; c++) x[c] = fmaf(x[c], a, b);          \
+      }                                                                                  \
+    }                                                                                    \
+    __syncthreads();                                                                     \
+    long long t1 = clock64();                                                            \
+    float s = 0.f;                                                                       \
+    _Pragma("unroll") for (int c = 0; c < CH; c++) s += x[c];                            \
+    if (s == 1.2345e-30f) out[0] = s;                                                    \
+    if (threadIdx.x == 0) cyc[0] = t1 - t0;                                              \
+  }
+FMA_RATE(1) FMA_RATE(2) FMA_RATE(4) FMA_RATE(8)
+
+// integer pipes, 8 independent chains per thread
+#define INT_RATE(NAME, STEP)                                                             \
+  extern "C" __global__ void NAME(int *out, long long *cyc, int a, int b, int iters) {   \
+    int x0 = threadIdx.x, x1 = x0 + 1, x2 = x0 + 2, x3 = x0 + 3, x4 = x0 + 4, x5 = x0 + 5, \
+        x6 = x0 + 6, x7 = x0 + 7;                                                        \
+    __syncthreads();                                                                     \
+    long long t0 = clock64();                                                            \
+    for (int i = 0; i < iters; i++) {                                                    \
+      _Pragma("unroll") for (int u = 0; u < 16; u++) {                                   \
+        STEP(x0); STEP(x1); STEP(x2); STEP(x3); STEP(x4); STEP(x5); STEP(x6); STEP(x7);  \
+      }                                                                                  \
+    }                                                                                    \
+    __syncthreads();                                                                     \
+    long long t1 = clock64();                                                            \
+    int s = x0 ^ x1 ^ x2 ^ x3 ^ x4 ^ x5 ^ x6 ^ x7;                                       \
+    if (s == 0x7fffabcd) out[0] = s;                                                     \
+    if (threadIdx.x == 0) cyc[0] = t1 - t0;                                              \
+  }
+#define IMAD_STEP(x) asm volatile("mad.lo.s32 %0, %0, %1, %2;" : "+r"(x) : "r"(a), "r"(b))
+#define IADD3_STEP(x) \
+  asm volatile("{\n\t.reg .s32 t;\n\tadd.s32 t, %1, %2;\n\tadd.s32 %0, %0, t;\n\t}" : "+r"(x) : "r"(a), "r"(b))
+INT_RATE(imad_rate_8, IMAD_STEP)
+INT_RATE(iadd3_rate_8, IADD3_STEP)
