@@ -19,7 +19,10 @@ def sim(kernel, size, **params):
 
 
 def ffma(r):
-    return r.inst_executed_per_opcode.get("FFMA", 0)
+    """FFMAs of the dot product: the epilogue's alpha*acc + beta*C issues one FMUL and one FFMA
+    per output, so those FFMAs are as many as the FMULs."""
+    per_op = r.inst_executed_per_opcode
+    return per_op.get("FFMA", 0) - per_op.get("FMUL", 0)
 
 
 def ldg_sectors_by_array(r):
