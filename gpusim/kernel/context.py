@@ -208,7 +208,9 @@ class Ctx:
             self.op(name, n, srcs)
 
     def ffma(self, a, b, c) -> Val:
-        return self._fp("FFMA", _lanes(a) * _lanes(b) + _lanes(c), (a, b, c), old=c)
+        # fused: one rounding, as the hardware does (the float64 product of two floats is exact)
+        prod = np.asarray(_lanes(a), np.float64) * np.asarray(_lanes(b), np.float64)
+        return self._fp("FFMA", prod + np.asarray(_lanes(c), np.float64), (a, b, c), old=c)
 
     def fmul(self, a, b) -> Val:
         return self._fp("FMUL", _lanes(a) * _lanes(b), (a, b))
