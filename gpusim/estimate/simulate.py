@@ -74,9 +74,7 @@ def _classes(g: int, period: int, sampled: bool):
 
 def make_inputs(M: int, N: int, K: int, seed: int = 0):
     rng = np.random.default_rng(seed)
-    A = rng.uniform(-1, 1, M * K).astype(np.float32)
-    B = rng.uniform(-1, 1, K * N).astype(np.float32)
-    C = rng.uniform(-1, 1, M * N).astype(np.float32)
+    A, B, C = (rng.random(n, dtype=np.float32) * 2 - 1 for n in (M * K, K * N, M * N))
     return A, B, C
 
 

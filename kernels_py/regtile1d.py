@@ -1,0 +1,268 @@
+"""regtile1d: 1-D register tiling. Each thread owns a column of TM outputs of C.
+
+Twin: kernels_cuda/regtile1d.cu (BM=BN=64, BK=8, TM=8, 512 threads). One value
+of Bs read into a register feeds TM multiply-adds; the block stages a BM x BK
+slab of A and a BK x BN slab of B per step of K, one element of each per thread.
+The twin has no bounds checks: M must be a multiple of BM, N of BN, K of BK.
+Its static_asserts force BM == BN == BK*TM (one element of each slab per thread).
+
+What the hardware executes (nvcc 13.0 -O3, sm_90; traces/static/regtile1d.sass),
+and where this file therefore departs from the textbook source:
+
+* The dotIdx and resIdx loops are fully unrolled. A thread's TM x BK values of
+  As in one slab, As[(threadRow*TM + resIdx)*BK + dotIdx], are ONE contiguous
+  run of TM*BK floats starting at threadRow*TM*BK, and ptxas loads it with
+  16-byte LDS.128: at the defaults the 64 As reads per slab are 16 LDS.128, not
+  64 LDS. The BK reads of Bs stay scalar LDS (they are BN floats apart). So the
+  per-slab shared loads are TM*BK/4 + BK instructions, not TM*BK + BK.
+  For other parameters the run is cut into the widest naturally aligned pieces
+  (LDS.128 / LDS.64 / LDS) given the alignment ptxas can prove for
+  threadRow*TM*BK.
+* With TM >= 32 and BK >= 2, ptxas keeps the dotIdx loop rolled (one trip per
+  dotIdx, BK trips per slab) and the As reads stay scalar (TM LDS + 1 LDS per
+  dotIdx): modelled (seen at TM=32, BK=2 and 4).
+  With these rules the memory and FP instruction counts equal the SASS for all
+  18 parameter sets compiled to check them (TM from 1 to 64, BK from 1 to 32).
+* The K loop is a rolled do-while behind a `K >= 1` guard (UISETP + PLOP3 +
+  @!P0 BRA in the entry block); A and B advance through uniform-register pointer
+  increments (UIADD3/ULEA/UIADD3.X); all of that is issued per block below with
+  counts read off the SASS.
+* The epilogue is TM x (LDG, FMUL C*beta, FFMA acc*alpha + that, STG), scalar.
+* Global loads and stores are 32-bit (LDG.E/STG.E): ptxas cannot prove wider
+  alignment of the pointers.
+
+Integer/control counts: exact (read off the SASS) for the parameter sets in
+`_INT` (defaults, the committed TM4_BK16 variant, and three more); for other
+parameters the nearest family's counts are used, so smsp__inst_executed may be
+off by a few instructions per block (memory instructions, FFMA/FMUL and
+BAR counts still follow the SASS rules above). Not modelled: when BK*TM <= 24
+ptxas also unrolls the K loop by 4 (with x2/x1 remainder blocks); the memory
+and FP instructions per slab are unchanged, only the integer counts differ.
+"""
+from gpusim.kernel import KernelSpec, align_period, require
+
+NAME = "regtile1d"
+DEFAULTS = {"BM": 64, "BN": 64, "BK": 8, "TM": 8}
+
+
+def parse_ops(text: str) -> dict:
+    """'IMAD.WIDE:7 MOV:4 EXIT' -> {'IMAD.WIDE': 7, 'MOV': 4, 'EXIT': 1}."""
+    out = {}
+    for tok in text.split():
+        name, _, n = tok.partition(":")
+        out[name] = int(n) if n else 1
+    return out
+
+
+def shared_vectors(offsets, align_floats: int):
+    """The shared loads ptxas makes of the float offsets one thread reads.
+
+    `offsets` are relative to a thread base that ptxas knows to be a multiple of
+    `align_floats` (1, 2 or 4). Maximal contiguous runs are cut into the widest
+    naturally aligned pieces: 4 floats -> LDS.128, 2 -> LDS.64, 1 -> LDS.
+    Returns [(offset, width)].
+    """
+    offs = sorted(set(int(o) for o in offsets))
+    out, i = [], 0
+    while i < len(offs):
+        j = i
+        while j + 1 < len(offs) and offs[j + 1] == offs[j] + 1:
+            j += 1
+        p, end = offs[i], offs[j] + 1
+        while p < end:
+            for w in (4, 2, 1):
+                if w <= align_floats and p % w == 0 and p + w <= end:
+                    out.append((p, w))
+                    p += w
+                    break
+        i = j + 1
+    return out
+
+
+def pow2_align(n_floats: int) -> int:
+    """Largest of 4, 2, 1 floats dividing n_floats (16-, 8-, 4-byte alignment)."""
+    for w in (4, 2):
+        if n_floats % w == 0:
+            return w
+    return 1
+
+
+def load_vectors(arr, base, vecs):
+    """Issue the loads of `shared_vectors` output; {offset: Val}."""
+    vals = {}
+    for off, w in vecs:
+        v = arr.ld(base + off, vec=w)
+        for j, x in enumerate((v,) if w == 1 else v):
+            vals[off + j] = x
+    return vals
+
+
+# Integer, uniform and control instructions of each SASS basic block, read off
+# `cuobjdump -sass` of the twin (nvcc 13.0.88, -O3, sm_90), keyed by
+# (BM, BN, BK, TM). Blocks: entry (runs once, ends in the K<1 @!P0 BRA), setup
+# (K>=1 path, once), head (the rolled K loop's body or, when the dotIdx loop is
+# rolled, the part before it: once per slab), dot (once per dotIdx trip), tail
+# (after the dotIdx loop, once per slab), epilogue (once, ends in EXIT).
+_INT_TEXT = {
+    (64, 64, 8, 8): {
+        "entry": "BRA CS2R HFMA2.MMA:3 LDC LOP3.LUT MOV:3 PLOP3.LUT S2R S2UR:2 SHF.R.U32.HI "
+                 "UISETP.GE.AND ULDC ULDC.64 USHF.L.U32:2",
+        "setup": "IMAD:2 LEA:2 LOP3.LUT:4 MOV S2UR SHF.L.U32 SHF.L.U64.HI:2 SHF.R.S32.HI:2 "
+                 "SHF.R.U32.HI UIADD3 UIMAD UIMAD.WIDE:2 ULDC ULDC.64:2 ULEA:2 UMOV:2 USHF.L.U32 "
+                 "USHF.L.U64.HI USHF.R.S32.HI",
+        "head": "BRA IADD3.X:2 LEA:2 PLOP3.LUT UIADD3:2 UIADD3.X:2 UISETP.GE.AND ULEA",
+        "epilogue": "EXIT IADD3 IMAD IMAD.WIDE:7 LEA LEA.HI.X LEA.HI.X.SX32 LOP3.LUT MOV:4 S2R "
+                    "SHF.L.U32 SHF.R.U32.HI UIMAD ULDC:3 ULDC.64 USHF.R.S32.HI",
+    },
+    (64, 64, 16, 4): {
+        "entry": "BRA HFMA2.MMA:2 LDC LOP3.LUT MOV:2 PLOP3.LUT S2R S2UR:2 SHF.R.U32.HI "
+                 "UISETP.GE.AND ULDC ULDC.64 USHF.L.U32:2",
+        "setup": "IMAD:2 LEA:2 LOP3.LUT:4 MOV S2UR SHF.L.U32 SHF.L.U64.HI:2 SHF.R.S32.HI:2 "
+                 "SHF.R.U32.HI UIADD3 UIMAD UIMAD.WIDE:2 ULDC ULDC.64:2 ULEA:2 UMOV:2 USHF.L.U32 "
+                 "USHF.L.U64.HI USHF.R.S32.HI",
+        "head": "BRA IADD3.X:2 LEA:2 PLOP3.LUT UIADD3:2 UIADD3.X:2 UISETP.GE.AND ULEA",
+        "epilogue": "EXIT IADD3 IMAD IMAD.WIDE:3 LEA LEA.HI.X LEA.HI.X.SX32 LOP3.LUT MOV:2 S2R "
+                    "SHF.L.U32 SHF.R.U32.HI UIMAD ULDC:3 ULDC.64 USHF.R.S32.HI",
+    },
+    (32, 32, 8, 4): {
+        "entry": "BRA CS2R HFMA2.MMA ISETP.GE.AND LDC:2 LOP3.LUT MOV S2R:2 S2UR SHF.L.U32 "
+                 "SHF.R.U32.HI ULDC.64 USHF.L.U32",
+        "setup": "IADD3:2 IMAD:3 LDC LEA:4 LEA.HI.X:2 LEA.HI.X.SX32:2 LOP3.LUT:4 MOV S2UR "
+                 "SHF.L.U32:2 SHF.R.S32.HI:2 SHF.R.U32.HI UIADD3 ULDC.64:2 ULEA:2 UMOV:2",
+        "head": "BRA IADD3 IADD3.X IMAD.WIDE ISETP.LE.AND UIADD3",
+        "epilogue": "EXIT IADD3 IMAD:2 IMAD.WIDE:3 LDC LEA LEA.HI.X LEA.HI.X.SX32 LOP3.LUT S2R "
+                    "SHF.L.U32 SHF.R.S32.HI SHF.R.U32.HI ULDC:2 ULDC.64",
+    },
+    (128, 128, 8, 16): {
+        "entry": "BRA CS2R:6 HFMA2.MMA:2 LDC LOP3.LUT MOV:2 PLOP3.LUT S2R S2UR:2 SHF.R.U32.HI "
+                 "UISETP.GE.AND ULDC ULDC.64 USHF.L.U32:2",
+        "setup": "IMAD:2 LEA:2 LOP3.LUT:4 MOV S2UR SHF.L.U32 SHF.L.U64.HI:2 SHF.R.S32.HI:2 "
+                 "SHF.R.U32.HI UIADD3 UIMAD UIMAD.WIDE:2 ULDC ULDC.64:2 ULEA:2 UMOV:2 USHF.L.U32 "
+                 "USHF.L.U64.HI USHF.R.S32.HI",
+        "head": "BRA IADD3.X:2 LEA:2 PLOP3.LUT UIADD3:2 UIADD3.X:2 UISETP.GE.AND ULEA",
+        "epilogue": "EXIT IADD3 IMAD IMAD.WIDE:15 LEA LEA.HI.X LEA.HI.X.SX32 LOP3.LUT MOV:9 S2R "
+                    "SHF.L.U32 SHF.R.U32.HI UIMAD ULDC:3 ULDC.64 USHF.R.S32.HI",
+    },
+    (128, 128, 4, 32): {     # dotIdx loop rolled
+        "entry": "BRA CS2R:15 HFMA2.MMA LDC LOP3.LUT MOV PLOP3.LUT S2R:2 S2UR SHF.L.U32 "
+                 "SHF.R.U32.HI UISETP.GE.AND ULDC ULDC.64 USHF.L.U32",
+        "setup": "IADD3 IMAD:2 IMAD.WIDE LDC LDC.64 LEA:2 LOP3.LUT:4 MOV:3 S2UR SHF.L.U32:2 "
+                 "SHF.L.U64.HI SHF.R.S32.HI SHF.R.U32.HI UIADD3 UIMAD UIMAD.WIDE ULDC.64 ULEA:2 "
+                 "UMOV:2",
+        "head": "IADD3.X:2 ISETP.LE.AND LDC LEA:2 MOV SHF.L.U64.HI:2 SHF.R.S32.HI:2 UIADD3 UMOV",
+        "dot": "BRA IADD3 PLOP3.LUT UIADD3 UISETP.NE.AND",
+        "tail": "BRA IADD3.X LEA UIADD3 UIADD3.X",
+        "epilogue": "EXIT IADD3 IMAD:2 IMAD.WIDE:31 LDC LEA LEA.HI.X LEA.HI.X.SX32 LOP3.LUT S2R "
+                    "SHF.L.U32 SHF.R.S32.HI SHF.R.U32.HI ULDC:2 ULDC.64",
+    },
+}
+_INT = {key: {blk: parse_ops(t) for blk, t in blocks.items()} for key, blocks in _INT_TEXT.items()}
+
+
+def dot_rolled(BK: int, TM: int) -> bool:
+    """ptxas keeps the dotIdx loop rolled (scalar As reads) at TM >= 32, BK >= 2."""
+    return TM >= 32 and BK >= 2
+
+
+def int_counts(BM, BN, BK, TM):
+    """(per-block integer/control counts, exact?) for these parameters."""
+    key = (BM, BN, BK, TM)
+    if key in _INT:
+        return _INT[key], True
+    fam = dict(_INT[(128, 128, 4, 32) if dot_rolled(BK, TM) else (64, 64, 8, 8)])
+    epi = dict(fam["epilogue"])
+    epi["IMAD.WIDE"] = max(TM - 1, 0)     # one pointer step per further row of C
+    fam["epilogue"] = epi
+    return fam, False
+
+
+def regtile1d(k, M, N, K, alpha, A, B, beta, C, BM=64, BN=64, BK=8, TM=8):
+    ints, _ = int_counts(BM, BN, BK, TM)
+    tid = k.threadIdx.x
+    cRow, cCol = k.blockIdx.y, k.blockIdx.x
+    threadCol = tid % BN
+    threadRow = tid // BN
+
+    As = k.shared("As", BM * BK)
+    Bs = k.shared("Bs", BK * BN)
+
+    A = A + cRow * BM * K
+    B = B + cCol * BN
+    C = C + cRow * BM * N + cCol * BN
+
+    innerColA, innerRowA = tid % BK, tid // BK
+    innerColB, innerRowB = tid % BN, tid // BN
+
+    acc = [0.0] * TM                              # zeroed by HFMA2/MOV/CS2R in the entry block
+    k.ops(ints["entry"])                          # ... ends in the K<1 guard (@!P0 BRA)
+    if K >= 1:
+        k.ops(ints["setup"])
+
+    rolled = dot_rolled(BK, TM)
+    a_base = threadRow * TM * BK                  # this thread's contiguous TM*BK floats of As
+    a_vecs = shared_vectors(range(TM * BK), pow2_align(TM * BK))
+
+    for bk in k.loop(0, K, BK, period=align_period(BK, BK * N)):
+        a = A.ld(innerRowA * K + innerColA + bk)              # A += BK per slab
+        b = B.ld(innerRowB * N + innerColB + bk * N)          # B += BK*N per slab
+        As.st(innerRowA * BK + innerColA, a)
+        Bs.st(innerRowB * BN + innerColB, b)
+        k.syncthreads()
+        k.ops(ints["head"])
+        if not rolled:
+            av = load_vectors(As, a_base, a_vecs)          # 16 LDS.128 at the defaults
+            bv = [Bs.ld(d * BN + threadCol) for d in range(BK)]
+            for d in range(BK):
+                for i in range(TM):
+                    acc[i] = k.ffma(av[i * BK + d], bv[d], acc[i])
+        else:
+            for d in range(BK):
+                tmpB = Bs.ld(d * BN + threadCol)
+                av = [As.ld(a_base + i * BK + d) for i in range(TM)]
+                for i in range(TM):
+                    acc[i] = k.ffma(av[i], tmpB, acc[i])
+                k.ops(ints["dot"])
+            k.ops(ints["tail"])
+        k.syncthreads()
+
+    k.ops(ints["epilogue"])
+    for i in range(TM):
+        idx = (threadRow * TM + i) * N + threadCol
+        c = C.ld(idx)
+        t = k.fmul(c, beta)
+        C.st(idx, k.ffma(acc[i], alpha, t))
+
+
+def _check(M, N, K, BM, BN, BK, TM):
+    threads = (BM * BN) // TM if TM else 0
+    require(BM % TM == 0, NAME, f"BM={BM} must be a multiple of TM={TM}")
+    require(threads <= 1024, NAME, f"(BM*BN)/TM = {threads} threads per block exceeds 1024")
+    require(BM * BK == threads, NAME,
+            f"the A staging loads one element per thread: BM*BK = {BM * BK} must equal "
+            f"(BM*BN)/TM = {threads} threads")
+    require(BN * BK == threads, NAME,
+            f"the B staging loads one element per thread: BN*BK = {BN * BK} must equal "
+            f"(BM*BN)/TM = {threads} threads")
+    for nm, v, t, tn in (("M", M, BM, "BM"), ("N", N, BN, "BN"), ("K", K, BK, "BK")):
+        require(v % t == 0, NAME, f"no bounds checks: {nm}={v} must be a multiple of {tn}={t}")
+
+
+def _launch(M, N, K, BM, BN, BK, TM):
+    return (-(-N // BN), -(-M // BM), 1), ((BM * BN) // TM, 1, 1)
+
+
+def _grid_period(M, N, K, BM, BN, BK, TM):
+    # x: B and C move by BN elements per CTA; y: A by BM*K, C by BM*N
+    return align_period(BN), align_period(BM * K, BM * N)
+
+
+SPEC = KernelSpec(
+    name=NAME, fn=regtile1d, params=dict(DEFAULTS), launch=_launch, check=_check,
+    grid_period=_grid_period,
+    summary="1-D register tiling: each thread a column of TM outputs; one Bs value feeds TM FMAs",
+    source="kernels_cuda/regtile1d.cu",
+    notes=("As reads of a slab are one contiguous run of TM*BK floats: TM*BK/4 LDS.128 (16 at the defaults)",
+           "Bs reads stay scalar: BK LDS per slab",
+           "integer counts exact for " + ", ".join(
+               "BM=%d BN=%d BK=%d TM=%d" % key for key in _INT_TEXT)),
+)
