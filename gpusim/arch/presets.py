@@ -60,6 +60,20 @@ class GPU:
     sector_bytes: int
     line_bytes: int
 
+    # --- timing engine (gpusim/timing, issue 4): integer cycles at the SM clock. Defaults are the
+    # H200's; "(unverified)" figures are guesses to be replaced by microbenchmarks. ---
+    fma_subpipe_issue_interval_cycles: int = 2  # [M] pipe_fma peak 1.0/SMSP = heavy 0.5 + lite 0.5 [F-302018]
+    alu_issue_interval_cycles: int = 2      # (unverified) 16 INT32 lanes/SMSP -> 0.5 warp-inst/cycle
+    xu_issue_interval_cycles: int = 8       # (unverified) 16 SFU lanes/SM -> 0.125 warp-inst/cycle/SMSP
+    imad_latency_cycles: int = 4            # (unverified) taken equal to FFMA's
+    alu_latency_cycles: int = 4             # (unverified) IADD3/LOP3/ISETP ... dependent latency
+    xu_latency_cycles: int = 18             # (unverified) MUFU/conversions, treated as fixed latency
+    other_latency_cycles: int = 4           # (unverified) uniform, ADU (S2R, LDC) and CBU results
+    mio_queue_depth: int = 8                # (unverified) instructions per SMSP; measure with LDS bursts
+    lg_queue_depth: int = 8                 # (unverified) instructions per SMSP
+    l2_to_l1_bytes_per_sm_cycle: int = 128  # [M] ncu peak, HARDWARE.md s.2
+    bar_sync_release_cycles: int = 1        # (unverified) last arrival -> first issue after BAR.SYNC
+
     def describe(self) -> dict:
         return {f.name: getattr(self, f.name) for f in fields(self)}
 

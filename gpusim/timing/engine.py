@@ -1,0 +1,324 @@
+"""The cycle loop: one SM, its resident warps, four sub-partitions. numba over flat arrays.
+
+Model (all times integer SM cycles; `t` is the current cycle):
+  * Warp w of the SM (CTA slot * warps per CTA + warp in CTA) belongs to SMSP w % 4.
+  * Each cycle, each SMSP scheduler looks at its warps' next instruction (in program
+    order) and issues at most one of the eligible ones. Policy GTO (default): the warp
+    it issued last if still eligible, else the oldest (lowest SM warp index). Policy
+    LRR: the first eligible warp after the one issued last, in circular order.
+  * A warp's next instruction is eligible when (checked in this order, the first
+    failing check names the warp's state):
+      barrier      - it is not waiting at BAR.SYNC;
+      scoreboard   - every producer it reads has its result (ready[producer] <= t); a
+                     missing global-load result is long_scoreboard, a shared-load one
+                     short_scoreboard, any other wait; with several, that order wins;
+      mio/lg queue - a shared (global) instruction needs a free slot in its SMSP's MIO
+                     (LG) queue, else mio_throttle (lg_throttle);
+      math pipe    - FFMA/FMUL/FADD need FMA-lite or FMA-heavy free, IMAD needs
+                     FMA-heavy, ALU ops the ALU pipe, XU ops the XU pipe; each pipe takes
+                     one warp-instruction per interval cycles, else math_pipe_throttle.
+                     FP32 ops take lite when both are free (leaving heavy for IMAD).
+  * Fixed-latency results: ready = issue + latency.
+  * Shared memory: the SM's shared pipe takes the oldest head of the four MIO queues
+    (ties: lowest SMSP) when free, in the same cycle it was issued at the earliest, and
+    is busy for `wavefronts` cycles; a load's result is ready at
+    start + wavefronts - 1 + lds_latency (so an uncontended LDS costs lds_latency).
+  * Global memory: the L1TEX stage takes the oldest LG queue head when free, busy for
+    ceil(sectors / l1_sectors_per_cycle) cycles (at least 1: one request per cycle).
+    A load's data comes from level[row] (0 L1, 1 L2, 2 DRAM: the hook for a cache
+    model; lower() sets every load to L2 for now) after that level's latency; L2/DRAM
+    data also crosses the L2->L1 fill path in order at fill_bytes per cycle.
+  * BAR.SYNC: the warp waits until every warp of its CTA that has not finished issuing
+    arrived; they resume bar_release cycles after the last arrival.
+  * EXIT issues like any CBU instruction (kernels emit a basic block's integer and control
+    ops as counts, so it need not be a warp's last row); a warp ends with its last row.
+    A warp that issued its last row stays resident in drain while its
+    memory instructions are queued or in flight; then it retires. Elapsed cycles = the
+    last retirement.
+Cycles in which no warp can issue are skipped to the next event (a result, a pipe or a
+queue freeing, a barrier release); every skipped cycle is still counted in each warp's state.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from gpusim.timing.states import (N_STATES, S_SELECTED, S_NOT_SELECTED, S_WAIT, S_SHORT_SB, S_LONG_SB,
+                                  S_MIO_THROTTLE, S_LG_THROTTLE, S_MATH_THROTTLE, S_BARRIER, S_DRAIN)
+
+# row classes
+C_FIXED, C_LDS, C_STS, C_LDG, C_STG, C_BAR, C_EXIT = range(7)
+# math pipes a fixed-latency row needs (U_NONE: no pipe limit modelled: uniform, ADU, CBU)
+U_NONE, U_FMA, U_HEAVY, U_ALU, U_XU = range(5)
+# params vector
+(P_FMA_INTERVAL, P_ALU_INTERVAL, P_XU_INTERVAL, P_MIO_DEPTH, P_LG_DEPTH, P_LDS_LAT,
+ P_L1_LAT, P_L2_LAT, P_DRAM_LAT, P_L1_SECTORS, P_FILL_BYTES, P_SECTOR_BYTES, P_BAR_RELEASE,
+ P_POLICY, N_PARAMS) = range(15)
+POLICY_GTO, POLICY_LRR = 0, 1
+# counters vector
+(K_HEAVY, K_LITE, K_ALU, K_XU, K_SHARED_BUSY, K_L1_BUSY, K_FILL_BUSY, K_DEADLOCK, N_COUNTERS) = range(9)
+
+INF = np.int64(1) << 62
+
+
+@njit(cache=True)
+def _oldest_head(buf, head, cnt, issue_cycle):
+    """SMSP whose queue head was issued first (ties: lowest SMSP), -1 if all empty."""
+    best, best_t = -1, INF
+    for s in range(cnt.shape[0]):
+        if cnt[s] > 0:
+            ti = issue_cycle[buf[s, head[s]]]
+            if ti < best_t:
+                best, best_t = s, ti
+    return best
+
+
+@njit(cache=True)
+def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
+        cls, unit, lat, wf, sectors, level, dep, row_warp, params):
+    """Simulate; returns (cycles, state_cycles[warp, state], issue_cycle[row], finish[warp], counters)."""
+    n_warps = warp_start.shape[0] - 1
+    n_rows = cls.shape[0]
+    n_ctas = cta_warp_start.shape[0] - 1
+    n_smsp = smsp_start.shape[0] - 1
+    fma_iv, alu_iv, xu_iv = params[P_FMA_INTERVAL], params[P_ALU_INTERVAL], params[P_XU_INTERVAL]
+    mio_depth, lg_depth = params[P_MIO_DEPTH], params[P_LG_DEPTH]
+    lds_lat, l1_sectors = params[P_LDS_LAT], params[P_L1_SECTORS]
+    level_lat = np.array([params[P_L1_LAT], params[P_L2_LAT], params[P_DRAM_LAT]], np.int64)
+    fill_bytes, sector_bytes = params[P_FILL_BYTES], params[P_SECTOR_BYTES]
+    bar_release_lat, policy = params[P_BAR_RELEASE], params[P_POLICY]
+
+    ready = np.full(n_rows, INF, np.int64)
+    issue_cycle = np.full(n_rows, -1, np.int64)
+    pc = warp_start[:-1].copy()
+    counts = np.zeros((n_warps, N_STATES), np.int64)
+    state = np.full(n_warps, -1, np.int64)
+    finished = np.zeros(n_warps, np.bool_)
+    finish = np.zeros(n_warps, np.int64)
+    last_issue = np.full(n_warps, -1, np.int64)
+    bar_wait = np.zeros(n_warps, np.bool_)
+    bar_release = np.full(n_warps, INF, np.int64)
+    pending_mem = np.zeros(n_warps, np.int64)
+    mem_done = np.zeros(n_warps, np.int64)
+    cta_arrived = np.zeros(n_ctas, np.int64)
+    cta_live = np.zeros(n_ctas, np.int64)
+    for c in range(n_ctas):
+        cta_live[c] = cta_warp_start[c + 1] - cta_warp_start[c]
+    heavy_free = np.zeros(n_smsp, np.int64)
+    lite_free = np.zeros(n_smsp, np.int64)
+    alu_free = np.zeros(n_smsp, np.int64)
+    xu_free = np.zeros(n_smsp, np.int64)
+    last_k = np.full(n_smsp, -1, np.int64)        # position in smsp_warps issued last
+    mio_buf = np.zeros((n_smsp, max(mio_depth, 1)), np.int64)
+    mio_head = np.zeros(n_smsp, np.int64)
+    mio_cnt = np.zeros(n_smsp, np.int64)
+    lg_buf = np.zeros((n_smsp, max(lg_depth, 1)), np.int64)
+    lg_head = np.zeros(n_smsp, np.int64)
+    lg_cnt = np.zeros(n_smsp, np.int64)
+    shared_free = np.int64(0)
+    l1_free = np.int64(0)
+    fill_free = np.int64(0)
+    counters = np.zeros(N_COUNTERS, np.int64)
+
+    n_left = n_warps
+    t = np.int64(0)
+    while n_left > 0:
+        wake = INF
+        issued = False
+        # ---- schedulers: states of every resident warp, then at most one issue per SMSP
+        for s in range(n_smsp):
+            first_el, after_el, greedy_el = -1, -1, -1
+            for k in range(smsp_start[s], smsp_start[s + 1]):
+                w = smsp_warps[k]
+                if finished[w]:
+                    continue
+                st = S_NOT_SELECTED
+                wk = t + 1
+                if pc[w] >= warp_start[w + 1]:
+                    if pending_mem[w] > 0:
+                        st, wk = S_DRAIN, INF           # the memory pipes wake us
+                    elif mem_done[w] > t:
+                        st, wk = S_DRAIN, mem_done[w]
+                    else:
+                        finished[w] = True
+                        finish[w] = max(last_issue[w] + 1, mem_done[w])
+                        state[w] = -1
+                        n_left -= 1
+                        continue
+                elif bar_wait[w] and bar_release[w] > t:
+                    st, wk = S_BARRIER, bar_release[w]
+                else:
+                    bar_wait[w] = False
+                    r = pc[w]
+                    sb = -1
+                    dep_wk = INF
+                    for j in range(3):
+                        d = dep[r, j]
+                        if d >= 0 and ready[d] > t:
+                            c = cls[d]
+                            why = S_LONG_SB if c == C_LDG else (S_SHORT_SB if c == C_LDS else S_WAIT)
+                            if sb == -1 or why == S_LONG_SB or (why == S_SHORT_SB and sb == S_WAIT):
+                                sb = why
+                            dep_wk = min(dep_wk, ready[d])   # INF: still queued; the pipes wake us
+                    if sb != -1:
+                        st, wk = sb, dep_wk
+                    else:
+                        c = cls[r]
+                        if c == C_LDS or c == C_STS:
+                            if mio_cnt[s] >= mio_depth:
+                                st, wk = S_MIO_THROTTLE, INF
+                        elif c == C_LDG or c == C_STG:
+                            if lg_cnt[s] >= lg_depth:
+                                st, wk = S_LG_THROTTLE, INF
+                        elif c == C_FIXED:
+                            u = unit[r]
+                            if u == U_FMA:
+                                f = min(heavy_free[s], lite_free[s])
+                            elif u == U_HEAVY:
+                                f = heavy_free[s]
+                            elif u == U_ALU:
+                                f = alu_free[s]
+                            elif u == U_XU:
+                                f = xu_free[s]
+                            else:
+                                f = t
+                            if f > t:
+                                st, wk = S_MATH_THROTTLE, f
+                state[w] = st
+                if wk < wake:
+                    wake = wk
+                if st == S_NOT_SELECTED:
+                    if first_el == -1:
+                        first_el = k
+                    if after_el == -1 and k > last_k[s]:
+                        after_el = k
+                    if k == last_k[s]:
+                        greedy_el = k
+            if first_el == -1:
+                continue
+            if policy == POLICY_GTO:
+                kk = greedy_el if greedy_el != -1 else first_el
+            else:
+                kk = after_el if after_el != -1 else first_el
+            # ---- issue
+            w = smsp_warps[kk]
+            last_k[s] = kk
+            state[w] = S_SELECTED
+            issued = True
+            r = pc[w]
+            issue_cycle[r] = t
+            last_issue[w] = t
+            c = cls[r]
+            if c == C_FIXED:
+                ready[r] = t + lat[r]
+                u = unit[r]
+                if u == U_FMA:
+                    if lite_free[s] <= t:
+                        lite_free[s] = t + fma_iv
+                        counters[K_LITE] += 1
+                    else:
+                        heavy_free[s] = t + fma_iv
+                        counters[K_HEAVY] += 1
+                elif u == U_HEAVY:
+                    heavy_free[s] = t + fma_iv
+                    counters[K_HEAVY] += 1
+                elif u == U_ALU:
+                    alu_free[s] = t + alu_iv
+                    counters[K_ALU] += 1
+                elif u == U_XU:
+                    xu_free[s] = t + xu_iv
+                    counters[K_XU] += 1
+            elif c == C_LDS or c == C_STS:
+                mio_buf[s, (mio_head[s] + mio_cnt[s]) % mio_depth] = r
+                mio_cnt[s] += 1
+                pending_mem[w] += 1
+            elif c == C_LDG or c == C_STG:
+                lg_buf[s, (lg_head[s] + lg_cnt[s]) % lg_depth] = r
+                lg_cnt[s] += 1
+                pending_mem[w] += 1
+            else:
+                ready[r] = t + 1
+            cta = warp_cta[w]
+            if c == C_BAR:
+                bar_wait[w] = True
+                bar_release[w] = INF
+                cta_arrived[cta] += 1
+            pc[w] = r + 1
+            if pc[w] >= warp_start[w + 1]:
+                cta_live[cta] -= 1
+            if cta_arrived[cta] > 0 and cta_arrived[cta] >= cta_live[cta]:
+                rel = t + bar_release_lat
+                for w2 in range(cta_warp_start[cta], cta_warp_start[cta + 1]):
+                    if bar_wait[w2]:
+                        bar_release[w2] = rel
+                cta_arrived[cta] = 0
+                wake = min(wake, rel)
+
+        # ---- shared pipe: one wavefront per cycle per SM
+        if shared_free <= t:
+            s = _oldest_head(mio_buf, mio_head, mio_cnt, issue_cycle)
+            if s >= 0:
+                r = mio_buf[s, mio_head[s]]
+                mio_head[s] = (mio_head[s] + 1) % mio_depth
+                mio_cnt[s] -= 1
+                wake = min(wake, t + 1)                  # a queue slot freed: throttled warps may issue
+                n = max(np.int64(wf[r]), np.int64(1))
+                shared_free = t + n
+                counters[K_SHARED_BUSY] += n
+                done = t + n - 1 + lds_lat if cls[r] == C_LDS else t + n
+                ready[r] = done
+                w = row_warp[r]
+                pending_mem[w] -= 1
+                mem_done[w] = max(mem_done[w], done)
+                wake = min(wake, done)
+        for s in range(n_smsp):
+            if mio_cnt[s] > 0:
+                wake = min(wake, max(t + 1, shared_free))
+        # ---- L1TEX: one request and l1_sectors sectors per cycle per SM; L2/DRAM fill path
+        if l1_free <= t:
+            s = _oldest_head(lg_buf, lg_head, lg_cnt, issue_cycle)
+            if s >= 0:
+                r = lg_buf[s, lg_head[s]]
+                lg_head[s] = (lg_head[s] + 1) % lg_depth
+                lg_cnt[s] -= 1
+                wake = min(wake, t + 1)                  # a queue slot freed: throttled warps may issue
+                sec = np.int64(sectors[r])
+                n = max((sec + l1_sectors - 1) // l1_sectors, np.int64(1))
+                l1_free = t + n
+                counters[K_L1_BUSY] += n
+                if cls[r] == C_LDG:
+                    lv = level[r]
+                    done = t + n - 1 + level_lat[lv]
+                    if lv > 0:
+                        fill = (sec * sector_bytes + fill_bytes - 1) // fill_bytes
+                        done = max(done, fill_free + fill)
+                        fill_free = done
+                        counters[K_FILL_BUSY] += fill
+                else:
+                    done = t + n
+                ready[r] = done
+                w = row_warp[r]
+                pending_mem[w] -= 1
+                mem_done[w] = max(mem_done[w], done)
+                wake = min(wake, done)
+        for s in range(n_smsp):
+            if lg_cnt[s] > 0:
+                wake = min(wake, max(t + 1, l1_free))
+
+        # ---- advance: to the next cycle, or past cycles in which nothing can change
+        if n_left == 0:
+            break
+        nxt = t + 1 if issued else max(wake, t + 1)
+        if nxt >= INF:
+            counters[K_DEADLOCK] = 1
+            break
+        for w in range(n_warps):
+            if not finished[w]:
+                counts[w, state[w]] += nxt - t
+        t = nxt
+
+    cycles = np.int64(0)
+    for w in range(n_warps):
+        if finish[w] > cycles:
+            cycles = finish[w]
+    return cycles, counts, issue_cycle, finish, counters

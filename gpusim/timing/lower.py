@@ -1,0 +1,167 @@
+"""Lower a trace to what the cycle engine needs: flat per-row costs, grouped by warp.
+
+Rows are taken as given, once each: a row's `weight` (loop iterations or CTAs a
+sampled trace stands for) is ignored, so give the engine a full-mode trace
+(`gpusim.simulate(..., mode="full", keep_trace=True).trace`) or accept that only
+the sampled iterations are timed. Rows of the chosen CTAs are sorted into warps
+in program order (by `seq`); each source sequence number is remapped to the row
+of the same warp that produced it (-1 where that warp did not execute it).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from gpusim.arch import GPU
+from gpusim.errors import GpusimError
+from gpusim.kernel.opcodes import TABLE, SPACE_GLOBAL, SPACE_SHARED
+from gpusim.timing import engine as E
+from gpusim.trace.trace import Trace
+
+LEVEL_L1, LEVEL_L2, LEVEL_DRAM = 0, 1, 2
+
+
+@dataclass
+class Lowered:
+    ctas: np.ndarray            # trace CTA id of each slot, in slot (launch) order
+    warp_start: np.ndarray      # rows of warp i: warp_start[i]:warp_start[i+1]
+    warp_cta: np.ndarray        # CTA slot of each warp
+    warp_in_cta: np.ndarray     # warp index inside its CTA
+    warp_sm: np.ndarray         # SM warp slot (CTA slot * warps per CTA + warp in CTA)
+    warp_smsp: np.ndarray       # sub-partition: warp_sm % smsp_per_sm
+    cta_warp_start: np.ndarray  # warps of CTA slot c: cta_warp_start[c]:cta_warp_start[c+1]
+    smsp_warps: np.ndarray      # warps of SMSP s, oldest first: smsp_warps[smsp_start[s]:smsp_start[s+1]]
+    smsp_start: np.ndarray
+    cls: np.ndarray             # engine.C_* row class
+    unit: np.ndarray            # engine.U_* math pipe
+    lat: np.ndarray             # fixed result latency, cycles
+    wf: np.ndarray              # shared wavefronts
+    sectors: np.ndarray         # global sectors
+    level: np.ndarray           # where a global load's data comes from (LEVEL_*): the cache-model hook
+    dep: np.ndarray             # (rows, 3) producer rows, -1 none
+    row_warp: np.ndarray        # warp of each row
+    trace_row: np.ndarray       # index of each row in the input trace
+    params: np.ndarray          # engine.P_* vector
+    sampled_rows: int           # rows with weight > 1 (timed once each)
+
+
+def _op_tables(opcodes: list[str], arch: GPU):
+    """Per opcode id: engine class, math pipe, fixed latency."""
+    n = len(opcodes)
+    cls = np.full(n, E.C_FIXED, np.int8)
+    unit = np.full(n, E.U_NONE, np.int8)
+    lat = np.full(n, arch.other_latency_cycles, np.int32)
+    fma_lat = int(round(arch.ffma_dependent_latency_cycles))
+    for i, name in enumerate(opcodes):
+        op = TABLE[TABLE.id(name)]
+        if op.space == SPACE_SHARED:
+            cls[i] = E.C_STS if op.is_store else E.C_LDS
+        elif op.space == SPACE_GLOBAL:
+            cls[i] = E.C_STG if op.is_store else E.C_LDG
+        elif op.is_barrier:
+            cls[i] = E.C_BAR
+        elif op.base == "EXIT":
+            cls[i] = E.C_EXIT
+        elif op.pipe == "fma":
+            unit[i], lat[i] = E.U_FMA, fma_lat
+        elif op.pipe == "fmaheavy":
+            unit[i], lat[i] = E.U_HEAVY, arch.imad_latency_cycles
+        elif op.pipe == "alu":
+            unit[i], lat[i] = E.U_ALU, arch.alu_latency_cycles
+        elif op.pipe == "xu":
+            unit[i], lat[i] = E.U_XU, arch.xu_latency_cycles
+    return cls, unit, lat
+
+
+def engine_params(arch: GPU, policy: str = "gto") -> np.ndarray:
+    if arch.shared_wavefronts_per_sm_cycle != 1.0:
+        raise GpusimError("the timing engine assumes one shared wavefront per cycle per SM")
+    if min(arch.mio_queue_depth, arch.lg_queue_depth) < 1:
+        raise GpusimError("MIO and LG queue depths must be at least 1")
+    if policy not in ("gto", "lrr"):
+        raise GpusimError(f"scheduler policy must be 'gto' or 'lrr', got {policy!r}")
+    p = np.zeros(E.N_PARAMS, np.int64)
+    p[E.P_FMA_INTERVAL] = arch.fma_subpipe_issue_interval_cycles
+    p[E.P_ALU_INTERVAL] = arch.alu_issue_interval_cycles
+    p[E.P_XU_INTERVAL] = arch.xu_issue_interval_cycles
+    p[E.P_MIO_DEPTH] = arch.mio_queue_depth
+    p[E.P_LG_DEPTH] = arch.lg_queue_depth
+    p[E.P_LDS_LAT] = round(arch.lds_latency_cycles)
+    p[E.P_L1_LAT] = round(arch.l1_hit_latency_cycles)
+    p[E.P_L2_LAT] = round(arch.l2_hit_latency_cycles)
+    p[E.P_DRAM_LAT] = round(arch.dram_latency_ns * arch.sm_clock_max_mhz / 1000.0)
+    p[E.P_L1_SECTORS] = round(arch.l1_sectors_per_sm_cycle)
+    p[E.P_FILL_BYTES] = arch.l2_to_l1_bytes_per_sm_cycle
+    p[E.P_SECTOR_BYTES] = arch.sector_bytes
+    p[E.P_BAR_RELEASE] = arch.bar_sync_release_cycles
+    p[E.P_POLICY] = E.POLICY_GTO if policy == "gto" else E.POLICY_LRR
+    return p
+
+
+def lower(trace: Trace, arch: GPU, ctas=None, global_level=None, policy: str = "gto") -> Lowered:
+    """Flat engine arrays for the rows of `ctas` (trace CTA ids, default all), resident together.
+
+    global_level: optional int array, one per trace row, saying where each global load
+    hits (LEVEL_L1 / LEVEL_L2 / LEVEL_DRAM); default: every global load is an L2 hit.
+    """
+    rows = trace.rows
+    all_ctas = np.flatnonzero(np.bincount(rows["cta"]))
+    ctas = all_ctas if ctas is None else np.asarray(list(ctas), np.int64)
+    missing = np.setdiff1d(ctas, all_ctas)
+    if missing.size:
+        raise GpusimError(f"CTAs {missing.tolist()} are not in the trace")
+    if len(np.unique(ctas)) != len(ctas):
+        raise GpusimError("a CTA is listed twice")
+    cta_col = rows["cta"]
+    take = np.flatnonzero(np.isin(cta_col, ctas))
+    if take.size == 0:
+        raise GpusimError("no rows to simulate")
+    slot_of = np.full(int(all_ctas.max()) + 1, -1, np.int64)
+    slot_of[ctas] = np.arange(len(ctas))
+    wpc = int(rows["warp"].max()) + 1                      # warps per CTA
+    wkey = slot_of[cta_col[take]] * wpc + rows["warp"][take]   # SM warp slot
+    seq = rows["seq"][take].astype(np.int64)
+    span = int(seq.max()) + 1
+    own = wkey * span + seq
+    order = np.argsort(own, kind="stable")                 # by warp, then program order
+    take, wkey = take[order], wkey[order]
+    n = len(take)
+
+    first = np.flatnonzero(np.r_[True, wkey[1:] != wkey[:-1]])
+    warp_sm = wkey[first].astype(np.int64)
+    warp_start = np.append(first, n).astype(np.int64)
+    n_warps = len(warp_sm)
+    row_warp = np.repeat(np.arange(n_warps, dtype=np.int64), np.diff(warp_start))
+    if n_warps > arch.max_warps_per_sm or len(ctas) > arch.max_blocks_per_sm:
+        raise GpusimError(f"{len(ctas)} CTAs / {n_warps} warps do not fit on one {arch.name} SM "
+                          f"({arch.max_blocks_per_sm} CTAs, {arch.max_warps_per_sm} warps)")
+    warp_cta = (warp_sm // wpc).astype(np.int64)
+    cta_warp_start = np.searchsorted(warp_cta, np.arange(len(ctas) + 1)).astype(np.int64)
+    warp_smsp = (warp_sm % arch.smsp_per_sm).astype(np.int64)
+    smsp_warps = np.argsort(warp_smsp, kind="stable").astype(np.int64)
+    smsp_start = np.searchsorted(warp_smsp[smsp_warps], np.arange(arch.smsp_per_sm + 1)).astype(np.int64)
+
+    # sources: sequence number within the CTA -> row of the same warp
+    row_of = np.full(n_warps * span, -1, np.int64)
+    base = row_warp * span
+    row_of[base + seq[order]] = np.arange(n)
+    dep = np.full((n, 3), -1, np.int64)
+    for j in range(3):
+        src = rows[f"src{j}"][take].astype(np.int64)
+        ok = src >= 0
+        dep[ok, j] = row_of[base[ok] + src[ok]]
+
+    op_cls, op_unit, op_lat = _op_tables(list(trace.opcodes), arch)
+    ops = rows["op"][take].astype(np.int64)
+    level = np.full(n, LEVEL_L2, np.int8)
+    if global_level is not None:
+        level = np.asarray(global_level, np.int8)[take]
+    return Lowered(
+        ctas=np.asarray(ctas, np.int64), warp_start=warp_start, warp_cta=warp_cta,
+        warp_in_cta=(warp_sm % wpc).astype(np.int64), warp_sm=warp_sm.astype(np.int64),
+        warp_smsp=warp_smsp, cta_warp_start=cta_warp_start, smsp_warps=smsp_warps, smsp_start=smsp_start,
+        cls=op_cls[ops], unit=op_unit[ops], lat=op_lat[ops].astype(np.int64),
+        wf=rows["wavefronts"][take].astype(np.int64), sectors=rows["sectors"][take].astype(np.int64), level=level,
+        dep=dep, row_warp=row_warp, trace_row=take.astype(np.int64),
+        params=engine_params(arch, policy), sampled_rows=int((rows["weight"][take] > 1).sum()))

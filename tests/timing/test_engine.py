@@ -1,0 +1,260 @@
+"""The cycle engine on tiny hand-built traces, with exact cycles derived from its rules.
+
+The rules (gpusim/timing/engine.py): a result is ready `latency` cycles after issue and a
+dependent may issue in that cycle; each SMSP issues one instruction per cycle; FMA-lite and
+FMA-heavy each take one instruction per 2 cycles (FP32 ops take lite when both are free);
+the shared pipe takes the oldest MIO queue head in the cycle it was issued at the earliest,
+busy `wavefronts` cycles, and a load is ready at start + wavefronts - 1 + LDS latency; a
+global load is ready at start + ceil(sectors/16) - 1 + level latency, and no earlier than the
+L2->L1 fill path (128 B/cycle, in order) delivers it; a warp retires at max(last issue + 1,
+its last memory completion) and sits in `drain` until then. Latencies are pinned in ARCH so
+these numbers do not move when a preset is re-measured.
+"""
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from gpusim.arch.presets import H200
+from gpusim.errors import GpusimError
+from gpusim.kernel.context import Ctx, Sampler
+from gpusim.kernel.opcodes import TABLE
+from gpusim.timing import simulate_sm, STATES, LEVEL_DRAM
+from gpusim.trace.trace import ROW_DTYPE, Trace, trace_from_ctx
+
+ARCH = replace(H200, ffma_dependent_latency_cycles=4.0, imad_latency_cycles=4, lds_latency_cycles=23.0,
+               l2_hit_latency_cycles=282.0, dram_latency_ns=335.0, sm_clock_max_mhz=1980.0,
+               fma_subpipe_issue_interval_cycles=2, mio_queue_depth=8, lg_queue_depth=8,
+               l1_sectors_per_sm_cycle=16.0, l2_to_l1_bytes_per_sm_cycle=128, bar_sync_release_cycles=1)
+
+
+def row(warp, op, seq, srcs=(), wf=0, sectors=0, cta=0):
+    return (cta, warp, op, seq, srcs, wf, sectors)
+
+
+def make_trace(spec) -> Trace:
+    """spec: (cta, warp, opcode name, seq, source seqs, wavefronts, sectors) per row."""
+    rows = np.zeros(len(spec), ROW_DTYPE)
+    for i, (cta, warp, op, seq, srcs, wf, sec) in enumerate(spec):
+        s = list(srcs) + [-1] * (3 - len(srcs))
+        rows[i] = (cta, warp, TABLE.id(op), 0xFFFFFFFF, 1, seq, s[0], s[1], s[2], -1, sec, 0, wf, 0)
+    return Trace(rows, np.zeros((0, 32), np.int64), list(TABLE.ids))
+
+
+def states(res, i):
+    """Nonzero state cycles of warp i."""
+    return {STATES[k]: int(v) for k, v in enumerate(res.warp_state_cycles[i]) if v}
+
+
+def check_invariants(res):
+    """Every active cycle of every warp is in exactly one state; selected = issued."""
+    assert np.array_equal(res.warp_state_cycles.sum(axis=1), res.warp_retire)
+    assert np.array_equal(res.warp_state_cycles[:, STATES.index("selected")], res.warp_issued)
+    total = sum(v for k, v in res.metrics.items() if k.startswith("smsp__average_warps_issue_stalled"))
+    assert total == pytest.approx(res.metrics["smsp__average_warp_latency_per_inst_issued.ratio"])
+
+
+def test_dependent_ffma_chain():
+    """8 dependent FFMAs in one warp issue every 4 cycles (0, 4, ..., 28); the warp retires
+    at 29 after 8 selected and 21 wait cycles: 29/8 warp cycles per instruction."""
+    n = 8
+    res = simulate_sm(make_trace([row(0, "FFMA", i, (i - 1,) if i else ()) for i in range(n)]), ARCH)
+    assert res.issue_cycle.tolist() == [4 * i for i in range(n)]
+    assert res.cycles == 29
+    assert states(res, 0) == {"selected": 8, "wait": 21}
+    assert res.metrics["smsp__average_warp_latency_per_inst_issued.ratio"] == 29 / 8
+    assert res.metrics[f"smsp__average_warps_issue_stalled_wait_per_issue_active.ratio"] == 21 / 8
+    check_invariants(res)
+
+
+def test_independent_ffma_alternate_lite_heavy():
+    """8 independent FFMAs: lite at 0, heavy at 1, lite at 2 ... one per cycle, no stall."""
+    res = simulate_sm(make_trace([row(0, "FFMA", i) for i in range(8)]), ARCH)
+    assert res.issue_cycle.tolist() == list(range(8))
+    assert res.cycles == 8
+    assert states(res, 0) == {"selected": 8}
+    assert res.metrics["smsp__inst_executed_pipe_fmalite.sum"] == 4
+    assert res.metrics["smsp__inst_executed_pipe_fmaheavy.sum"] == 4
+    check_invariants(res)
+
+
+def test_independent_imad_heavy_only():
+    """4 independent IMADs use FMA-heavy alone: one per 2 cycles (0, 2, 4, 6), the cycles
+    between in math_pipe_throttle; retires at 7."""
+    res = simulate_sm(make_trace([row(0, "IMAD", i) for i in range(4)]), ARCH)
+    assert res.issue_cycle.tolist() == [0, 2, 4, 6]
+    assert res.cycles == 7
+    assert states(res, 0) == {"selected": 4, "math_pipe_throttle": 3}
+    check_invariants(res)
+
+
+def test_lds_latency_short_scoreboard():
+    """LDS at 0 (1 wavefront) is ready at 0 + 1 - 1 + 23; the dependent FFMA issues at 23 and
+    the warp retires at 24 after 22 short_scoreboard cycles."""
+    res = simulate_sm(make_trace([row(0, "LDS", 0, wf=1), row(0, "FFMA", 1, (0,))]), ARCH)
+    assert res.issue_cycle.tolist() == [0, 23]
+    assert res.cycles == 24
+    assert states(res, 0) == {"selected": 2, "short_scoreboard": 22}
+    check_invariants(res)
+
+
+def test_lds_burst_fills_mio_queue():
+    """Warps 0, 4, 8, 12 (all on SMSP 0) each issue one LDS of 4 wavefronts; MIO depth 1.
+    t0: w0 issues, the pipe starts it at once (busy to 4, ready 0+3+23 = 26).
+    t1: w4 issues into the queue (now full). t2-4: w8, w12 mio_throttle (the pipe takes w4's
+    LDS at 4 only after issue: ready 30). t5: w8 issues (oldest). t6-8: w12 mio_throttle (pipe
+    takes w8's at 8: ready 34). t9: w12 issues; the pipe takes it at 12: ready 38.
+    Each warp drains until its load returns: retire at 26, 30, 34, 38."""
+    arch = replace(ARCH, mio_queue_depth=1)
+    res = simulate_sm(make_trace([row(w, "LDS", 0, wf=4) for w in (0, 4, 8, 12)]), arch)
+    assert res.issue_cycle.tolist() == [0, 1, 5, 9]
+    assert res.warp_retire.tolist() == [26, 30, 34, 38]
+    assert res.cycles == 38
+    assert states(res, 0) == {"selected": 1, "drain": 25}
+    assert states(res, 1) == {"not_selected": 1, "selected": 1, "drain": 28}
+    assert states(res, 2) == {"not_selected": 2, "mio_throttle": 3, "selected": 1, "drain": 28}
+    assert states(res, 3) == {"not_selected": 3, "mio_throttle": 6, "selected": 1, "drain": 28}
+    assert res.state_cycles["mio_throttle"] == 9
+    check_invariants(res)
+
+
+def test_bank_conflicted_lds_costs_32_pipe_cycles():
+    """Warp 0 (SMSP 0) and warp 1 (SMSP 1) both issue an LDS at 0; warp 0's has 32 wavefronts
+    and wins the tie (lowest SMSP): pipe busy 0-31, ready 0+31+23 = 54. Warp 1's 1-wavefront
+    LDS starts at 32: ready 32+0+23 = 55. Dependent FFMAs issue at 54 and 55."""
+    res = simulate_sm(make_trace([row(0, "LDS", 0, wf=32), row(0, "FFMA", 1, (0,)),
+                                  row(1, "LDS", 0, wf=1), row(1, "FFMA", 1, (0,))]), ARCH)
+    assert res.issue_cycle.tolist() == [0, 54, 0, 55]
+    assert res.cycles == 56
+    assert states(res, 0) == {"selected": 2, "short_scoreboard": 53}
+    assert states(res, 1) == {"selected": 2, "short_scoreboard": 54}
+    assert res.metrics["l1tex__data_pipe_lsu_wavefronts_mem_shared.avg.pct_of_peak_sustained_elapsed"] == \
+        pytest.approx(100 * 33 / 56)
+    check_invariants(res)
+
+
+@pytest.mark.parametrize("release, w0_issue, w1_issue, cycles", [
+    (1, [0, 4, 8, 9, 12], [0, 10], 13),
+    (5, [0, 4, 8, 9, 14], [0, 14], 15),
+])
+def test_barrier_across_warps(release, w0_issue, w1_issue, cycles):
+    """Warp 0: FFMA chain at 0, 4, 8, then BAR at 9, then an FFMA reading the chain's end
+    (ready at 12). Warp 1: BAR at 0, then an FFMA. The last arrival (9) releases both at
+    9 + release; warp 1 waits in `barrier` until then."""
+    arch = replace(ARCH, bar_sync_release_cycles=release)
+    res = simulate_sm(make_trace([
+        row(0, "FFMA", 0), row(0, "FFMA", 1, (0,)), row(0, "FFMA", 2, (1,)), row(0, "BAR.SYNC", 3),
+        row(0, "FFMA", 4, (2,)),
+        row(1, "BAR.SYNC", 3), row(1, "FFMA", 4)]), arch)
+    assert res.issue_cycle.tolist() == w0_issue + w1_issue
+    assert res.cycles == cycles
+    rel = 9 + release
+    assert states(res, 1) == {"selected": 2, "barrier": rel - 1}
+    w0 = {"selected": 5, "wait": 6 + max(0, 12 - rel)}
+    if rel > 10:
+        w0["barrier"] = rel - 10
+    assert states(res, 0) == w0
+    check_invariants(res)
+
+
+def test_global_load_l2_hit():
+    """LDG of 4 sectors at 0: one L1TEX cycle, data from L2 at 0 + 0 + 282; the dependent
+    FFMA issues at 282 after 281 long_scoreboard cycles."""
+    res = simulate_sm(make_trace([row(0, "LDG.E", 0, sectors=4), row(0, "FFMA", 1, (0,))]), ARCH)
+    assert res.issue_cycle.tolist() == [0, 282]
+    assert res.cycles == 283
+    assert states(res, 0) == {"selected": 2, "long_scoreboard": 281}
+    check_invariants(res)
+
+
+def test_global_load_bandwidth_and_dram_hook():
+    """Two 32-sector loads (warps on SMSPs 0 and 1), both from DRAM via the level hook:
+    latency round(335 ns * 1.98 GHz) = 663. Warp 0's: L1TEX 0-1, ready max(0+1+663, 0+8) = 664.
+    Warp 1's: L1TEX 2-3, ready max(2+1+663, 664+8) = 672 (the fill path moves 4 sectors a cycle)."""
+    t = make_trace([row(0, "LDG.E", 0, sectors=32), row(0, "FFMA", 1, (0,)),
+                    row(1, "LDG.E", 0, sectors=32), row(1, "FFMA", 1, (0,))])
+    res = simulate_sm(t, ARCH, global_level=np.full(len(t), LEVEL_DRAM))
+    assert res.issue_cycle.tolist() == [0, 664, 0, 672]
+    assert res.cycles == 673
+    check_invariants(res)
+
+
+@pytest.mark.parametrize("policy, order", [("gto", [0, 1, 2, 3]), ("lrr", [0, 2, 1, 3])])
+def test_scheduler_policy(policy, order):
+    """Warps 0 and 4 share SMSP 0, two independent FFMAs each. GTO keeps issuing warp 0;
+    loose round robin alternates."""
+    res = simulate_sm(make_trace([row(0, "FFMA", 0), row(0, "FFMA", 1), row(4, "FFMA", 0),
+                                  row(4, "FFMA", 1)]), ARCH, policy=policy)
+    assert res.issue_cycle.tolist() == order
+    check_invariants(res)
+
+
+def test_barrier_counts_only_warps_still_running():
+    """Warp 1 arrives at BAR (0) as its last instruction and retires; warp 0's two BARs at 0
+    and 1 each complete when the warps still issuing (warp 1 until its last issue) have
+    arrived: released at 1 and 2, its FFMA issues at 2."""
+    res = simulate_sm(make_trace([row(0, "BAR.SYNC", 0), row(0, "BAR.SYNC", 1), row(0, "FFMA", 2),
+                                  row(1, "BAR.SYNC", 0)]), ARCH)
+    assert res.issue_cycle.tolist() == [0, 1, 2, 0]
+    assert res.warp_retire.tolist() == [3, 1]
+    check_invariants(res)
+
+
+def _tiny_kernel_trace(n_ctas=2):
+    """A small tiled kernel through the real front-end: global loads, shared stores, barrier,
+    shared loads, FFMAs, a global store."""
+    rng = np.random.default_rng(0)
+    data = rng.standard_normal(4096).astype(np.float32)
+    traces = []
+    for c in range(n_ctas):
+        k = Ctx("tiny", (n_ctas, 1, 1), (128, 1, 1), (c, 0, 0), Sampler(False), 49152)
+        g = k.global_array("A", data, 1 << 20)
+        out = k.global_array("C", np.zeros(4096, np.float32), 1 << 22)
+        s = k.shared("S", 256)
+        acc = 0.0
+        for it in range(4):
+            v = g.ld(c * 1024 + it * 128 + k.tid)
+            s.st(k.tid, v, srcs=(v,))
+            k.syncthreads()
+            a = s.ld((k.tid * 2) % 256)
+            b = s.ld((k.tid * 32) % 256)
+            acc = k.ffma(a, b, acc)
+            acc = k.ffma(a, a, acc)
+            k.syncthreads()
+        out.st(c * 128 + k.tid, acc)
+        traces.append(trace_from_ctx(k, c))
+    return Trace.concat([replace_cta(t, i) for i, t in enumerate(traces)])
+
+
+def replace_cta(t, c):
+    t.rows["cta"] = c
+    return t
+
+
+def test_deterministic_and_consistent():
+    """Same input, identical counters, cycles and issue log; the state cycles of every warp
+    add up to its active cycles."""
+    t = _tiny_kernel_trace()
+    a = simulate_sm(t, ARCH)
+    b = simulate_sm(t, ARCH)
+    assert a.cycles == b.cycles
+    assert a.metrics == b.metrics
+    assert np.array_equal(a.warp_state_cycles, b.warp_state_cycles)
+    assert np.array_equal(a.issue_cycle, b.issue_cycle)
+    assert a.inst_issued == len(t)
+    assert (a.issue_cycle >= 0).all()
+    check_invariants(a)
+    for name in ("long_scoreboard", "short_scoreboard", "barrier", "selected"):
+        assert a.state_cycles[name] > 0
+
+
+def test_ctas_subset_and_errors():
+    """ctas picks the resident CTAs; unknown CTAs and over-full SMs are refused."""
+    t = _tiny_kernel_trace()
+    one = simulate_sm(t, ARCH, ctas=[1])
+    assert set(one.warps[:, 0].tolist()) == {1}
+    assert one.inst_issued == int((t.rows["cta"] == 1).sum())
+    with pytest.raises(GpusimError):
+        simulate_sm(t, ARCH, ctas=[5])
+    with pytest.raises(GpusimError):
+        simulate_sm(t, replace(ARCH, max_warps_per_sm=4))
