@@ -29,7 +29,7 @@ BASE_PIPE = {
     "IMAD": "fmaheavy", "VIADD": "fmaheavy", "IDP": "fmaheavy",
     "IADD3": "alu", "ISETP": "alu", "LOP3": "alu", "SHF": "alu", "LEA": "alu",
     "MOV": "alu", "SEL": "alu", "FSEL": "alu", "IABS": "alu", "PLOP3": "alu",
-    "IMNMX": "alu", "CS2R": "alu", "P2R": "alu", "R2P": "alu", "PRMT": "alu",
+    "IMNMX": "alu", "VIMNMX": "alu", "CS2R": "alu", "P2R": "alu", "R2P": "alu", "PRMT": "alu",  # VIMNMX (sm_90 min/max): pipe unverified
     "I2F": "xu", "F2I": "xu", "MUFU": "xu", "I2FP": "alu", "F2FP": "alu",
     "S2R": "adu", "S2UR": "adu", "LDC": "adu",  # LDC's pipe: (unverified)
     "ULDC": "uniform", "UMOV": "uniform", "UIADD3": "uniform", "ULEA": "uniform",
