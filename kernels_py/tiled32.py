@@ -202,15 +202,6 @@ def lds_runs(n: int):
     return [(o, w) for o in range(0, n, w)]
 
 
-def _warp_any(mask: np.ndarray) -> np.ndarray:
-    """Per lane: does any lane of its warp have `mask` set."""
-    nt = mask.shape[0]
-    w = -(-nt // 32)
-    padded = np.zeros(w * 32, bool)
-    padded[:nt] = mask
-    return np.repeat(padded.reshape(w, 32).any(1), 32)[:nt]
-
-
 def _stage(k, ops, pre, n, S, tid, copy):
     """One strided copy loop `for (e = tid; e < n; e += S) copy(e)`, as ptxas compiled it.
 
@@ -229,15 +220,10 @@ def _stage(k, ops, pre, n, S, tid, copy):
     with k.where(rem23):
         k.ops(ops[pre + "rem23"])
         copy(tid + S)
-        p3 = rem23 & (r == 3)
-        with k.where(p3):
+        # the third element is predicated (@P3 LDG / @P3 STS): every warp running the
+        # block issues both, with only the lanes at r == 3 on
+        with k.where(r == 3, predicate=True):
             copy(tid + 2 * S)
-        # warps that run the block with no lane at r == 3 still issue the @P3 LDG/STS
-        idle = rem23 & ~_warp_any(p3)
-        if idle.any():
-            with k.where(idle):
-                k.op("LDG.E")
-                k.op("STS")
     k.ops(ops[pre + "x4_guard"])
     for i in range(int(q.max(initial=0))):
         with k.where(q > i):

@@ -7,7 +7,6 @@ Two kinds of claim are kept apart:
     warp-level SASS instruction, as Nsight Compute counts them.
 Seeds: 000 (tiled / register-blocked kernels), 003 (2-D register tiling), 004 (shared-memory tiling).
 """
-import numpy as np
 import pytest
 
 import gpusim

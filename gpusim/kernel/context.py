@@ -136,12 +136,14 @@ class Ctx:
         self._shared_limit = shared_limit_bytes
         self.shared_bytes = 0
         self._full = np.ones(self.nthreads, bool)
-        self._mask = self._full
+        self._mask = self._full      # lanes whose instructions take effect
+        self._exec = self._full      # lanes of warps that execute the instruction (mask or predicated off)
         self._weight = 1
         # CTA-level records
         self.r_op: list[int] = []
         self.r_src: list[tuple] = []
         self.r_mask: list = []
+        self.r_exec: list = []
         self.r_addr: list = []
         self.r_weight: list[int] = []
 
@@ -160,14 +162,23 @@ class Ctx:
 
     # ---- control ----
     @contextlib.contextmanager
-    def where(self, cond):
-        """Run the body only for lanes where cond holds (a divergent `if`)."""
-        saved = self._mask
+    def where(self, cond, predicate: bool = False):
+        """Run the body only for lanes where cond holds.
+
+        Default: a branch around a divergent region; a warp with no lane left
+        executes nothing inside. predicate=True: SASS predication (`@P LDG`);
+        every warp running the enclosing code executes the instructions, with
+        the lanes where cond is false turned off, so a warp with no lane on
+        still counts them as executed (but makes no memory request).
+        """
+        saved, saved_exec = self._mask, self._exec
         self._mask = saved & np.broadcast_to(np.asarray(cond, bool), saved.shape)
+        if not predicate:
+            self._exec = self._mask
         try:
             yield
         finally:
-            self._mask = saved
+            self._mask, self._exec = saved, saved_exec
 
     def any_active(self) -> bool:
         return bool(self._mask.any())
@@ -278,6 +289,7 @@ class Ctx:
         self.r_op.append(TABLE.id(name))
         self.r_src.append(srcs)
         self.r_mask.append(self._mask)
+        self.r_exec.append(self._exec)
         self.r_addr.append(addr)
         self.r_weight.append(self._weight)
         return len(self.r_op) - 1

@@ -18,7 +18,10 @@ def count_metrics(trace) -> tuple[dict, dict]:
     words = lanes * (nbytes[op].astype(np.int64) // 4)     # 32-bit values moved by the row's threads
     m = {"smsp__inst_executed.sum": int(w.sum())}
 
+    on = rows["mask"] != 0      # predicated-off rows count as executed, never as memory operations
+
     def total(sel, field=None):
+        sel = sel & on
         return int((w[sel] * (rows[field][sel] if field else 1)).sum())
 
     for space_id, sname in ((SPACE_GLOBAL, "global"), (SPACE_SHARED, "shared")):

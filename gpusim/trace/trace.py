@@ -21,7 +21,8 @@ from gpusim.kernel.opcodes import TABLE, SPACE_GLOBAL, SPACE_SHARED
 from gpusim.memory import global_sectors_and_lines, shared_wavefronts
 
 ROW_DTYPE = np.dtype([
-    ("cta", np.int32), ("warp", np.int16), ("op", np.int16), ("mask", np.uint32),
+    ("cta", np.int32), ("warp", np.int16), ("op", np.int16),
+    ("mask", np.uint32),                     # lanes on; 0 for a row predicated off in every lane
     ("weight", np.int64), ("seq", np.int32),
     ("src0", np.int32), ("src1", np.int32), ("src2", np.int32),
     ("mem", np.int32),                       # row in addr, -1 for non-memory
@@ -80,14 +81,19 @@ def trace_from_ctx(k, cta: int) -> Trace:
     n = len(k.r_op)
     T = k.nthreads
     W = -(-T // 32)
-    bits = np.empty((n, W), np.uint32)
     packed: dict[int, np.ndarray] = {}
-    for i, m in enumerate(k.r_mask):
-        b = packed.get(id(m))
-        if b is None:
-            b = packed[id(m)] = _pack(m, W)
-        bits[i] = b
-    ii, ww = np.nonzero(bits)                         # row-major: program order, then warp
+
+    def pack_all(masks):
+        bits = np.empty((n, W), np.uint32)
+        for i, m in enumerate(masks):
+            b = packed.get(id(m))
+            if b is None:
+                b = packed[id(m)] = _pack(m, W)
+            bits[i] = b
+        return bits
+    bits = pack_all(k.r_mask)                         # lanes on
+    execd = pack_all(k.r_exec)                        # warps that execute the row
+    ii, ww = np.nonzero(execd)                        # row-major: program order, then warp
     rows = np.zeros(len(ii), ROW_DTYPE)
     rows["cta"] = cta
     rows["warp"] = ww

@@ -193,13 +193,11 @@ def test_two_elements_per_thread_predicated_third():
         2 * 2 * 4 * warps * ctas * tiles
 
 
-@pytest.mark.xfail(strict=True, reason="kernel API gap: a predicated-off memory instruction can "
-                   "only be issued as a plain k.op row, which the counters take for a request")
 def test_predicated_off_loads_are_not_requests():
     """Measured with ncu on an H200 (tiled32 BM=BN=16, BK=32 at 256^3): the predicated-off
     @P3 LDG/STS count in smsp__inst_executed and in the per-opcode table (LDG 98,304), but
     not in smsp__sass_inst_executed_op_global_ld / l1tex__t_requests (65,536 = the loads with
-    a lane on) nor in op_shared_st. The simulator cannot say so yet."""
+    a lane on) nor in op_shared_st: the kernel issues them under k.where(..., predicate=True)."""
     M = N = K = 256
     r = gpusim.simulate("tiled32", M, N, K, params={"BM": 16, "BN": 16, "BK": 32})
     warps, ctas, tiles = 8, (M // 16) * (N // 16), K // 32
