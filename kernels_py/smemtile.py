@@ -45,8 +45,6 @@ approximate: within 3 % of the whole instruction count for BLOCKSIZE >= 10, but 
 off for BLOCKSIZE <= 8, whose tiles are so small that loop control is a large share (checked
 at K = 64 tiles; the non-power-of-2 sizes' division arithmetic is left out).
 """
-import numpy as np
-
 from gpusim.kernel import KernelSpec, align_period, require
 
 # Integer, uniform and control instructions of each basic block, read off `cuobjdump -sass` of

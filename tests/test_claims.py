@@ -24,6 +24,12 @@ def ffma(r):
     return per_op.get("FFMA", 0) - per_op.get("FMUL", 0)
 
 
+def ab_loads_per_output(r):
+    """Global values of A and B read per output: the seeds count those; beta*C reads C once more."""
+    c_reads = r.M * r.N if gpusim.get_kernel(r.kernel).uses_alpha_beta else 0
+    return (r.metrics["gpusim__values_mem_global_op_ld.sum"] - c_reads) / (r.M * r.N)
+
+
 def ldg_sectors_by_array(r):
     """{array name: set of sectors-per-request values} over the simulated CTAs' global loads."""
     t = r.trace
@@ -60,10 +66,8 @@ def test_naive_walks_down_a_column_of_a_seed004():
 @pytest.mark.parametrize("size", [256, 1024])
 def test_smemtile_global_loads_per_output_seed004(size):
     """Seed 004: shared-memory tiling cuts global loads per output from 2K to 2K/32."""
-    naive = sim("naive", size).metrics["gpusim__values_mem_global_op_ld.sum"] / size**2
-    tiled = sim("smemtile", size).metrics["gpusim__values_mem_global_op_ld.sum"] / size**2
-    assert naive == 2 * size
-    assert tiled == 2 * size / 32
+    assert ab_loads_per_output(sim("naive", size)) == 2 * size
+    assert ab_loads_per_output(sim("smemtile", size)) == 2 * size / 32
 
 
 def test_smemtile_two_shared_values_per_fma_seed004():
@@ -90,17 +94,15 @@ def test_regtile2d_global_accesses_per_result_seed003(BM, BN):
     """Seed 003: global accesses per result = K (1/BM + 1/BN); BK cancels."""
     size = 512
     r = sim("regtile2d", size, BM=BM, BN=BN)
-    per_result = r.metrics["gpusim__values_mem_global_op_ld.sum"] / size**2
-    # beta*C reads C once per result: the seed's formula counts A and B only
-    assert per_result - 1 == pytest.approx(size * (1 / BM + 1 / BN))
+    assert ab_loads_per_output(r) == pytest.approx(size * (1 / BM + 1 / BN))
 
 
 def test_regtile2d_4096_traffic_and_memory_floor_seed003():
     """Seed 003: at 4096, K/64 = 64 loads per output, 4.29 GB in all; at 960 GB/s the memory
     floor is 4.47 ms, and 2*4096^3 FLOP at the RTX 5080's FP32 peak is 2.44 ms."""
     r = sim("regtile2d", 4096)
-    ab_values = r.metrics["gpusim__values_mem_global_op_ld.sum"] - 4096**2   # less beta*C
-    assert ab_values / 4096**2 == 64
+    assert ab_loads_per_output(r) == 64
+    ab_values = 64 * 4096**2
     gbytes = 4 * ab_values / 1e9
     assert gbytes == pytest.approx(4.29, abs=0.005)
     assert gbytes / 960 * 1e3 == pytest.approx(4.47, abs=0.005)
@@ -129,3 +131,24 @@ def test_smemtile_occupancy_on_rtx5080_seed004():
     m = r.metrics
     assert m["launch__occupancy_limit_warps"] == 1
     assert m["sm__maximum_warps_per_active_cycle_pct"] == pytest.approx(66.67, abs=0.01)
+
+
+def test_regtile2d_shared_instructions_per_dotidx_hardware():
+    """Seed 003 says the inner loop issues 16 separate 32-bit LDS per dotIdx to feed 64 FMAs.
+    That is the algorithm (16 values, checked above); the SASS ptxas emits for sm_90 merges the
+    Bs row into 2 LDS.128, so the hardware executes 8 LDS + 2 LDS.128 = 10 shared-load
+    instructions per 64 FFMA (traces/static/regtile2d.sass)."""
+    r = sim("regtile2d", 256)
+    per_op = r.inst_executed_per_opcode
+    assert per_op["LDS"] / ffma(r) == 8 / 64
+    assert per_op["LDS.128"] / ffma(r) == 2 / 64
+    assert r.metrics["smsp__sass_inst_executed_op_shared_ld.sum"] / ffma(r) == 10 / 64
+
+
+@pytest.mark.parametrize("kernel", ["smemtile", "tiled32"])
+def test_one_output_per_thread_shared_instructions_hardware(kernel):
+    """Seeds 004/000: two shared loads per FMA is the algorithm's count; on sm_90 the As row
+    (warp-uniform, contiguous) becomes 8 LDS.128, so the hardware executes 40 shared-load
+    instructions per 32 FFMA: 1.25 per FFMA."""
+    r = sim(kernel, 256)
+    assert r.metrics["smsp__sass_inst_executed_op_shared_ld.sum"] / ffma(r) == 1.25
