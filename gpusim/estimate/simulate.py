@@ -78,6 +78,26 @@ def make_inputs(M: int, N: int, K: int, seed: int = 0):
     return A, B, C
 
 
+def allocate(M: int, N: int, K: int, seed: int):
+    """Random A, B, C and their base addresses (2-MiB aligned, as a large cudaMalloc is)."""
+    A, B, C = make_inputs(M, N, K, seed)
+    bases, addr = {}, BASE
+    for nm, arr in (("A", A), ("B", B), ("C", C)):
+        bases[nm] = addr
+        addr += -(-arr.nbytes // ALIGN) * ALIGN + ALIGN
+    return (A, B, C), bases
+
+
+def run_cta(spec, p, gpu, grid, block, bidx, weight, sampler, arrays, bases, problem, cta_id):
+    """Run one CTA of the kernel; returns its per-warp trace and its static shared bytes."""
+    M, N, K, alpha, beta = problem
+    k = Ctx(spec.name, grid, block, bidx, sampler, gpu.shared_per_block_static_bytes)
+    k._weight = weight
+    g = [k.global_array(nm, arr, bases[nm]) for nm, arr in zip("ABC", arrays)]
+    spec.fn(k, M, N, K, alpha, g[0], g[1], beta, g[2], **p)
+    return trace_from_ctx(k, cta_id), k.shared_bytes
+
+
 def simulate(kernel: str | KernelSpec, M: int, N: int | None = None, K: int | None = None, *,
              arch: str | GPU = "h200", params: dict | None = None, mode: str = "auto",
              alpha: float = 1.0, beta: float = 0.5, seed: int = 0, keep_trace: bool = False,
@@ -110,13 +130,8 @@ def simulate(kernel: str | KernelSpec, M: int, N: int | None = None, K: int | No
     sampled = mode == "sampled"
     sampler = Sampler(sampled)
 
-    A, B, C = make_inputs(M, N, K, seed)
+    (A, B, C), bases = allocate(M, N, K, seed)
     C0 = C.copy()
-    bases = {}
-    addr = BASE
-    for nm, arr in (("A", A), ("B", B), ("C", C)):
-        bases[nm] = addr
-        addr += -(-arr.nbytes // ALIGN) * ALIGN + ALIGN
 
     px, py = spec.grid_period(M, N, K, **p)
     ctas = [((x, y, z), wx * wy * wz)
@@ -125,14 +140,9 @@ def simulate(kernel: str | KernelSpec, M: int, N: int | None = None, K: int | No
 
     traces, smem = [], 0
     for n_done, (bidx, w) in enumerate(ctas):
-        k = Ctx(spec.name, grid, block, bidx, sampler, gpu.shared_per_block_static_bytes)
-        k._weight = w
-        gA = k.global_array("A", A, bases["A"])
-        gB = k.global_array("B", B, bases["B"])
-        gC = k.global_array("C", C, bases["C"])
-        spec.fn(k, M, N, K, alpha, gA, gB, beta, gC, **p)
-        smem = k.shared_bytes
-        traces.append(trace_from_ctx(k, n_done))
+        t, smem = run_cta(spec, p, gpu, grid, block, bidx, w, sampler, (A, B, C), bases,
+                          (M, N, K, alpha, beta), n_done)
+        traces.append(t)
         if progress:
             progress(n_done + 1, len(ctas))
     trace = Trace.concat(traces)

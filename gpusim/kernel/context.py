@@ -64,10 +64,13 @@ class Sampler:
     with `period` from `align_period` (alignment to 128-byte lines repeats).
     """
 
-    def __init__(self, sampled: bool):
+    def __init__(self, sampled: bool, window: int | None = None):
         self.sampled = sampled
+        self.window = window     # timing window: only the first `window` iterations, weight 1
 
     def iterations(self, n: int, period: int):
+        if self.window is not None:
+            return [(i, 1) for i in range(min(n, self.window))]
         if not self.sampled or n <= 3 * period:
             return [(i, 1) for i in range(n)]
         middle = n - 2 * period                 # iterations period .. n-period-1

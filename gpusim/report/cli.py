@@ -42,6 +42,14 @@ def cmd_run(a):
         render.print_summary(r)
         if a.save_trace:
             render.console.print(f"trace written to {a.save_trace}")
+    if a.trace:
+        from gpusim.report.perfetto import write_timeline
+        from gpusim.timing.window import time_window
+        window = time_window(r, iterations=a.window)
+        path = a.timeline or f"traces/sim/{r.kernel}_{r.M}x{r.N}x{r.K}.json"
+        shown = write_timeline(window, path)
+        if not a.json:
+            render.print_window(window, path, shown)
     return 0
 
 
@@ -88,7 +96,11 @@ def build_parser():
     r.add_argument("--mode", default="auto", choices=("auto", "full", "sampled"),
                    help="full: every CTA and iteration (checks C); sampled: exact totals from classes")
     r.add_argument("--json", action="store_true", help="print one JSON object")
-    r.add_argument("--trace", action="store_true", help="per-warp stall trace (timing engine, pending)")
+    r.add_argument("--trace", action="store_true",
+                   help="time the first SM's resident CTAs: stall breakdown, per-warp table, Perfetto timeline")
+    r.add_argument("--window", type=int, default=4, help="loop trips timed by --trace (default 4)")
+    r.add_argument("--timeline", metavar="PATH.json", help="where --trace writes the timeline "
+                   "(default traces/sim/KERNEL_MxNxK.json)")
     r.add_argument("--save-trace", metavar="PATH.npz", help="save the simulated CTAs' per-warp trace")
     r.set_defaults(func=cmd_run)
 

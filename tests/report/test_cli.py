@@ -40,3 +40,15 @@ def test_errors_are_one_line(capsys, argv, msg):
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert msg in err and "Traceback" not in err and err.count("\n") == 1
+
+
+def test_run_trace_writes_a_perfetto_timeline(tmp_path, capsys):
+    """--trace times a window and writes Chrome trace-event JSON that Perfetto opens."""
+    path = tmp_path / "t.json"
+    assert main(["run", "smemtile", "--size", "128", "--trace", "--window", "2", "--timeline", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "smsp__average_warp_latency_per_inst_issued.ratio" in out and "per-warp stalls" in out
+    doc = json.loads(path.read_text())
+    slices = [e for e in doc["traceEvents"] if e["ph"] == "X"]
+    assert slices and all(e["dur"] == 1 for e in slices)
+    assert doc["otherData"]["events"] == len(slices)
