@@ -184,7 +184,8 @@ BURSTS(20) BURSTS(24) BURSTS(28) BURSTS(32) BURSTS(40) BURSTS(48) BURSTS(64)
 // ---------------------------------------------------------------------------
 // 5. shared pipe throughput: every thread of a 1024-thread CTA (one CTA per
 //    SM) issues 8 independent loads per trip. cyc[blockIdx.x] = cycles between
-//    two barriers around the loop.
+//    two barriers around the loop. The loads are ld.volatile: the addresses do
+//    not change between trips, and ptxas would otherwise load once and reuse.
 
 #define LDS_RATE(NAME, ...)                                                             \
   extern "C" __global__ void NAME(unsigned *out, long long *cyc, int iters) {            \
@@ -207,15 +208,15 @@ BURSTS(20) BURSTS(24) BURSTS(28) BURSTS(32) BURSTS(40) BURSTS(48) BURSTS(64)
   }
 
 // LDS.32, lane i reads word i (+ 32 j): 1 wavefront
-LDS_RATE(rate_lds32, unsigned v; asm volatile("ld.shared.u32 %0, [%1];" : "=r"(v) : "r"(base + 4u * lane + 128u * j)); acc ^= v)
+LDS_RATE(rate_lds32, unsigned v; asm volatile("ld.volatile.shared.u32 %0, [%1];" : "=r"(v) : "r"(base + 4u * lane + 128u * j)); acc ^= v)
 // LDS.128, lane i reads words 4i..4i+3 (+ 128 j): 4 wavefronts
 LDS_RATE(rate_lds128, unsigned a, b, c, d;
-         asm volatile("ld.shared.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(a), "=r"(b), "=r"(c), "=r"(d)
+         asm volatile("ld.volatile.shared.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(a), "=r"(b), "=r"(c), "=r"(d)
                       : "r"(base + 16u * lane + 512u * j));
          acc ^= a ^ b ^ c ^ d)
 // LDS.32, lane i reads word 32 i (+ 2 j): all lanes in one bank, 32 wavefronts
 // (loads 8 B apart, never adjacent: ptxas would merge adjacent words into LDS.128)
-LDS_RATE(rate_lds32_conflict32, unsigned v; asm volatile("ld.shared.u32 %0, [%1];" : "=r"(v) : "r"(base + 128u * lane + 8u * j)); acc ^= v)
+LDS_RATE(rate_lds32_conflict32, unsigned v; asm volatile("ld.volatile.shared.u32 %0, [%1];" : "=r"(v) : "r"(base + 128u * lane + 8u * j)); acc ^= v)
 
 // ---------------------------------------------------------------------------
 // 6. bandwidth: grid-stride float4 reads (4 in flight per thread), `reps`

@@ -1,0 +1,166 @@
+"""The GPU side of the runner: cupy, problems, launches, the cuBLAS check and event timing.
+
+Only gpusim.hw imports this module, and cupy is imported inside `cupy()`, so
+the rest of gpusim never needs a GPU. The reference is cuBLAS SGEMM through
+cupy.matmul with CUPY_TF32=0 (plain FP32, no TF32), checked in turn against
+FP64 DGEMM in the cuBLAS record.
+"""
+from __future__ import annotations
+
+import math
+import os
+import statistics
+
+from gpusim.errors import GpusimError
+
+CHECK_TOL = 1e-5          # relative Frobenius error; FP32 sums over K=4096 land near 1e-6
+GUARD = 4096              # floats of NaN after C, to catch writes past its end
+ALPHA, BETA = 1.5, 0.5    # for kernels computing C = alpha*A*B + beta*C
+
+
+class NoGpu(GpusimError):
+    """No CUDA GPU (or no cupy) on this machine."""
+
+
+def cupy():
+    """Import cupy with TF32 off; refuse clearly where there is no GPU."""
+    os.environ["CUPY_TF32"] = "0"
+    try:
+        import cupy as cp
+    except ImportError as e:
+        raise NoGpu(f"gpusim hw needs cupy and a CUDA GPU; cupy is not importable here ({e})") from None
+    try:
+        n = cp.cuda.runtime.getDeviceCount()
+    except Exception as e:      # noqa: BLE001 - any CUDA error means no usable GPU
+        raise NoGpu(f"gpusim hw needs a CUDA GPU; none is usable here ({e})") from None
+    if n < 1:
+        raise NoGpu("gpusim hw needs a CUDA GPU; none found")
+    return cp
+
+
+def device_name(cp) -> str:
+    props = cp.cuda.runtime.getDeviceProperties(0)
+    name = props["name"]
+    return name.decode() if isinstance(name, bytes) else str(name)
+
+
+class Problem:
+    """A, B random in [-1, 1) (never zeros), C with a NaN guard zone after it."""
+
+    def __init__(self, cp, M, N, K, seed=0, ab_only=False):
+        self.cp, self.M, self.N, self.K = cp, M, N, K
+        self.ab_only = ab_only
+        rs = cp.random.RandomState(seed)
+        self.A = rs.uniform(-1.0, 1.0, M * K, dtype=cp.float32)
+        self.B = rs.uniform(-1.0, 1.0, K * N, dtype=cp.float32)
+        self.C0 = rs.uniform(-1.0, 1.0, M * N, dtype=cp.float32)
+        self.Cfull = cp.full(M * N + GUARD, cp.nan, dtype=cp.float32)
+        self.C = self.Cfull[:M * N]
+        self.alpha, self.beta = (1.0, 0.0) if ab_only else (ALPHA, BETA)
+
+    def reset_c(self):
+        """NaN for kernels that only write C; the random C0 for those that read it (beta*C)."""
+        if self.ab_only:
+            self.C.fill(self.cp.nan)
+        else:
+            self.C[...] = self.C0
+        self.Cfull[self.M * self.N:] = self.cp.nan
+
+    def args(self):
+        cp = self.cp
+        import numpy as np
+        return (np.int32(self.M), np.int32(self.N), np.int32(self.K), np.float32(self.alpha),
+                self.A, self.B, np.float32(self.beta), self.C)
+
+    def reference(self):
+        """alpha*A@B + beta*C0 through cuBLAS SGEMM (TF32 off), or A@B."""
+        cp = self.cp
+        AB = cp.matmul(self.A.reshape(self.M, self.K), self.B.reshape(self.K, self.N))
+        if self.ab_only:
+            return AB
+        return cp.float32(self.alpha) * AB + cp.float32(self.beta) * self.C0.reshape(self.M, self.N)
+
+    def check(self) -> dict:
+        """Compare C (after one launch from reset_c) with the reference."""
+        cp = self.cp
+        C = self.C.reshape(self.M, self.N)
+        ref = self.reference()
+        finite = cp.isfinite(C)
+        if self.ab_only:
+            unwritten = int(cp.isnan(C).sum())
+            poison = "C filled with NaN before the launch; unwritten = elements still NaN"
+        else:
+            C0 = self.C0.reshape(self.M, self.N)
+            same = (C.view(cp.int32) == C0.view(cp.int32)) & (ref != C0)
+            unwritten = int(same.sum())
+            poison = ("C reads beta*C, so it starts as random C0 (NaN would poison every output); "
+                      "unwritten = elements bitwise equal to C0 where the reference differs")
+        nonfinite = int((~finite).sum())
+        guard = self.Cfull[self.M * self.N:]
+        oob = int((~cp.isnan(guard)).sum())
+        d = cp.where(finite, C, 0).astype(cp.float64) - ref.astype(cp.float64)
+        den = float(cp.linalg.norm(ref.astype(cp.float64)))
+        rel = float(cp.linalg.norm(d)) / den if den else float("inf")
+        rel = rel if nonfinite == 0 else None
+        passed = (unwritten == 0 and nonfinite == 0 and oob == 0 and rel is not None and rel <= CHECK_TOL)
+        return {"reference": "cuBLAS SGEMM (cupy.matmul, CUPY_TF32=0: plain FP32)",
+                "rel_err": rel, "tolerance": CHECK_TOL, "unwritten": unwritten,
+                "nonfinite": nonfinite, "writes_past_end": oob, "poison": poison,
+                "alpha": self.alpha, "beta": self.beta, "passed": bool(passed)}
+
+
+def launcher(fn, grid, block, prob: Problem):
+    args = prob.args()
+
+    def launch():
+        fn(grid, block, args)
+    return launch
+
+
+def time_launches(cp, launch, target_s=1.0, min_n=10, max_n=10000, warmup=3) -> dict:
+    """Warm up, then time `n` launches one by one with CUDA events (n >= min_n, ~target_s)."""
+    for _ in range(warmup):
+        launch()
+    cp.cuda.runtime.deviceSynchronize()
+    s, e = cp.cuda.Event(), cp.cuda.Event()
+    s.record()
+    launch()
+    e.record()
+    e.synchronize()
+    one = max(cp.cuda.get_elapsed_time(s, e), 1e-3)
+    n = int(min(max_n, max(min_n, math.ceil(target_s * 1000.0 / one))))
+    evs = [(cp.cuda.Event(), cp.cuda.Event()) for _ in range(n)]
+    for a, b in evs:
+        a.record()
+        launch()
+        b.record()
+    evs[-1][1].synchronize()
+    t = sorted(cp.cuda.get_elapsed_time(a, b) for a, b in evs)
+    return summarize_times(t, warmup)
+
+
+def quantile(sorted_t, q):
+    if not sorted_t:
+        return None
+    pos = q * (len(sorted_t) - 1)
+    lo = int(math.floor(pos))
+    hi = min(lo + 1, len(sorted_t) - 1)
+    return sorted_t[lo] + (sorted_t[hi] - sorted_t[lo]) * (pos - lo)
+
+
+def summarize_times(t, warmup) -> dict:
+    t = sorted(t)
+    r = lambda x: float(f"{x:.6g}")        # noqa: E731
+    out = {
+        "time_ms_median": r(statistics.median(t)),
+        "time_ms_quantiles": {k: r(quantile(t, q)) for k, q in
+                              (("min", 0.0), ("p10", 0.1), ("p25", 0.25), ("p50", 0.5),
+                               ("p75", 0.75), ("p90", 0.9), ("max", 1.0))},
+        "time_ms_mean": r(statistics.fmean(t)),
+        "timing": {"launches": len(t), "warmup": warmup, "total_ms": r(sum(t)),
+                   "method": "CUDA events around each launch, same buffers every launch "
+                             "(inputs stay in L2 where they fit)"},
+    }
+    if len(t) <= 100:
+        out["time_ms_all"] = [r(x) for x in t]
+    return out
