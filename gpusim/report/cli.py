@@ -63,8 +63,10 @@ def cmd_list(a):
 def cmd_compare(a):
     from gpusim.report import render
     from gpusim.report.compare import compare_rows
-    sizes = [a.size] if a.size else None
-    rows = compare_rows(a.kernels or None, sizes)
+    rows = []
+    for size in ([a.size] if a.size else [1024, 2048, 4096]):
+        with render.progress_bar(f"simulating at {size}", enabled=not a.json):
+            rows += [dict(r._asdict(), size=size) for r in compare_rows(a.kernels or None, size)]
     if a.json:
         print(json.dumps(rows, indent=1))
     else:
@@ -75,9 +77,17 @@ def cmd_compare(a):
 def cmd_hw_record(a):
     from gpusim.hw.runner import record
     from gpusim.report import render
-    sizes = [int(s) for s in a.sizes] if a.sizes else None
+    sizes = [int(s) for s in a.sizes] if a.sizes else (1024, 2048, 4096)
+    over = _params(a.param)
+    params = {k: over for k in a.kernels} if over and a.kernels else None
+    if over and not a.kernels:
+        raise GpusimError("--param needs the kernel(s) it applies to")
     with render.progress_bar("recording on the GPU") as prog:
-        record(a.kernels or None, sizes, ncu=a.ncu, params=_params(a.param), progress=prog)
+        recs = record(a.kernels or None, sizes, ncu=a.ncu, out_dir=a.out,
+                      progress=(lambda d, t, label=None: prog(d, t)) if prog else None, params=params)
+    for r in recs:
+        print(f"{r['kernel']:12s} {r['M']:6d}  {r['time_ms_median']:10.4f} ms  check "
+              f"{'passed' if r['check']['passed'] else 'FAILED'} (rel. error {r['check']['rel_err']:.1e})")
     return 0
 
 
@@ -120,6 +130,7 @@ def build_parser():
     rec.add_argument("--sizes", nargs="+")
     rec.add_argument("--ncu", action="store_true", help="also collect Nsight Compute counters")
     rec.add_argument("--param", action="append", metavar="NAME=VALUE")
+    rec.add_argument("--out", help="where records go (default traces/hw/<device>)")
     rec.set_defaults(func=cmd_hw_record)
     return ap
 

@@ -114,7 +114,8 @@ def print_kernel_list(specs):
 def print_compare(rows, title):
     t = Table(title=title)
     for col in ("kernel", "size", "metric", "simulated", "H200 (ncu)", "diff", "rel"):
-        t.add_column(col, justify="left" if col in ("kernel", "metric") else "right")
+        t.add_column(col, justify="left" if col in ("kernel", "metric") else "right",
+                     overflow="fold", min_width=56 if col == "metric" else None)
     for r in rows:
         sim, hw = r["simulated"], r["recorded"]
         diff = None if sim is None or hw is None else sim - hw

@@ -1,0 +1,116 @@
+"""Measure shared-load wavefronts for lane-address patterns on the GPU (one launch per pattern).
+
+    python3 kernels_cuda/micro/bank_patterns.py --out DIR      # on the GPU machine (needs nvcc, ncu)
+    python3 kernels_cuda/micro/bank_patterns.py --record DIR   # here: DIR/bank_patterns.csv -> record
+
+Patterns are those of the ladder kernels' shared loads plus diagnostic ones; each is one
+warp-level LDS / LDS.64 / LDS.128 whose wavefronts ncu reads (--clock-control none).
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+L = list(range(32))
+
+
+def chunks16(f):       # 16-byte chunk index per lane -> word offsets
+    return [4 * f(i) for i in L]
+
+
+PATTERNS = {
+    # name: (bytes per lane, word offset per lane)
+    "128_linear": (16, chunks16(lambda i: i)),
+    "128_stride32B": (16, chunks16(lambda i: 2 * i)),
+    "128_stride128B": (16, chunks16(lambda i: 8 * i)),
+    "128_broadcast": (16, chunks16(lambda i: 0)),
+    "128_pairs_share": (16, chunks16(lambda i: i // 2)),
+    "128_regblock_As": (16, chunks16(lambda i: (i // 8) * 2)),        # threadRow = tid/8, TM=8
+    "128_regblock_Bs": (16, chunks16(lambda i: (i % 8) * 2)),         # threadCol = tid%8, TN=8
+    "128_regtile2d_Bs": (16, chunks16(lambda i: (i % 16) * 2)),       # threadCol = tid%16
+    "128_vectorized_As": (16, chunks16(lambda i: (i // 16) * 2)),     # threadRow = tid/16
+    "128_quarter_uniform": (16, chunks16(lambda i: i // 8)),
+    "128_quarter_uniform_stride2": (16, chunks16(lambda i: (i // 8) * 2)),
+    "128_lanes_i_i8_share": (16, chunks16(lambda i: i % 8)),           # lanes i, i+8 share (consecutive)
+    "128_halves_identical": (16, chunks16(lambda i: i % 16)),
+    "128_quarter_pairs_stride2": (16, chunks16(lambda i: (i % 8) * 2 + 16 * (i // 16))),
+    "128_half_uniform": (16, chunks16(lambda i: i // 16)),
+    "128_two_addr_per_half_same_bank": (16, chunks16(lambda i: (i // 8) * 8)),
+    "64_linear": (8, [2 * i for i in L]),
+    "64_lanes_i_i16_share": (8, [2 * (i % 16) for i in L]),
+    "64_lanes_i_i8_share_stride16B": (8, [4 * (i % 8) for i in L]),
+    "64_quarter_uniform": (8, [2 * (i // 8) for i in L]),
+    "32_lanes_i_i16_share_stride2": (4, [2 * (i % 16) for i in L]),
+}
+
+METRICS = ["l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
+           "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum",
+           "smsp__sass_inst_executed_op_shared_ld.sum"]
+
+
+def run_on_gpu(out: Path):
+    here = Path(__file__).resolve().parent
+    exe = out / "bank_patterns_bin"
+    subprocess.run(["nvcc", "-arch=sm_90", "-O3", "-o", str(exe), str(here / "bank_patterns.cu")], check=True)
+    stdin = "\n".join(f"{n} {w} " + " ".join(map(str, offs)) for n, (w, offs) in PATTERNS.items()) + "\n"
+    sys.path.insert(0, str(here.parents[1]))
+    from gpusim.hw.ncu import find_ncu
+    cmd = [find_ncu() or "ncu", "--clock-control", "none", "--kernel-name", "probe", "--csv", "--page", "raw",
+           "--metrics", ",".join(METRICS), str(exe)]
+    p = subprocess.run(cmd, input=stdin, capture_output=True, text=True)
+    (out / "bank_patterns.csv").write_text(p.stdout)
+    (out / "bank_patterns.err").write_text(p.stderr + "\ncommand: " + " ".join(cmd[:-1]) + " bank_patterns_bin\n")
+    exe.unlink(missing_ok=True)
+
+
+def parse(csv_text: str) -> list[dict]:
+    lines = [l for l in csv_text.splitlines() if l.startswith('"')]
+    rows = list(csv.DictReader(io.StringIO("\n".join(lines))))
+    out = []
+    for r in rows:
+        try:
+            int(r["ID"])
+        except (KeyError, ValueError):
+            continue      # the units row
+        out.append({m: float(r[m].replace(",", "")) for m in METRICS})
+    return out
+
+
+def record(dir_: Path, dest: Path):
+    vals = parse((dir_ / "bank_patterns.csv").read_text())
+    names = list(PATTERNS)
+    if len(vals) != len(names):
+        sys.exit(f"expected {len(names)} profiled launches, got {len(vals)}")
+    rec = {
+        "schema": "gpusim.hw.micro/1", "bench": "bank_patterns",
+        "what": "wavefronts of one warp-level shared load per lane-address pattern",
+        "how": "one warp, one ld.volatile.shared(.v2/.v4) per launch at per-lane word offsets; ncu "
+               "--clock-control none reads the load's wavefronts (kernels_cuda/micro/bank_patterns.py)",
+        "command": "python3 kernels_cuda/micro/bank_patterns.py --out $OUT (on the H200), then --record",
+        "device": "NVIDIA H200",
+        "err_tail": (dir_ / "bank_patterns.err").read_text()[-600:] if (dir_ / "bank_patterns.err").exists() else "",
+        "unit": "wavefronts per instruction",
+        "patterns": {n: {"bytes": PATTERNS[n][0], "word_offsets": PATTERNS[n][1],
+                         "wavefronts": v[METRICS[0]] / max(v[METRICS[2]], 1),
+                         "bank_conflicts": v[METRICS[1]] / max(v[METRICS[2]], 1),
+                         "instructions": v[METRICS[2]]} for n, v in zip(names, vals)},
+    }
+    dest.write_text(json.dumps(rec, indent=1))
+    print(f"wrote {dest}")
+
+
+if __name__ == "__main__":
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out")
+    ap.add_argument("--record")
+    ap.add_argument("--dest", default="traces/hw/h200/micro/bank_patterns.json")
+    a = ap.parse_args()
+    if a.out:
+        run_on_gpu(Path(a.out))
+    if a.record:
+        record(Path(a.record), Path(a.dest))
