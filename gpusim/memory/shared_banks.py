@@ -1,35 +1,82 @@
 """Shared-memory banks: wavefronts, ideal wavefronts and bank conflicts.
 
-Bank = (byte address / 4) mod 32; threads reading the same 32-bit word share
-it (broadcast) [PG]. The rule below reproduces every pattern measured on the
-H200 in shared/HARDWARE.md s.3:
-  * 32- and 64-bit accesses: wavefronts = the largest number of distinct 32-bit
-    words that any one bank must deliver to the warp;
-  * 128-bit accesses: the same count for each half-warp (lanes 0-15, 16-31),
-    added;
-  * ideal wavefronts = ceil(distinct bytes / 128), per half-warp for 128-bit
-    (each half with an active lane costs at least one);
-  * bank conflicts = wavefronts - ideal (as ncu defines them).
+Bank = (byte address / 4) mod 32 [PG]. How the hardware splits a warp's access
+into wavefronts depends on the access width; the rule below reproduces every
+pattern measured on the H200 (shared/HARDWARE.md s.3 and the 21 patterns of
+traces/hw/h200/micro/bank_patterns.json, made by kernels_cuda/micro/bank_patterns.py):
+
+  * lanes are grouped: 32-bit accesses, the whole warp; 64-bit, each half-warp;
+    128-bit, each quarter-warp, and the two halves of the warp are served
+    separately (their wavefronts add up);
+  * a 32-bit word requested by several lanes of one group is read once
+    (broadcast); the same word requested by two groups is read once per group;
+  * wavefronts (per warp, or per half-warp for 128-bit) = the largest number of
+    distinct (group, word) pairs that any one bank must deliver;
+  * where every active lane of the warp (of the half-warp, for 128-bit) reads
+    the same address, one wavefront serves them all;
+  * ideal wavefronts = the larger of ceil(distinct (group, word) pairs / 32)
+    and the largest number of groups that read one same word; bank conflicts
+    = wavefronts - ideal, as ncu defines them.
+Measured evidence for the group rule: a 128-bit load where lanes i and i+8
+share addresses costs 4 wavefronts (not 2), and a 64-bit load where lanes i and
+i+16 share costs 2 (not 1), while lane pairs (2j, 2j+1) sharing cost nothing.
 """
 import numpy as np
 
-from gpusim.memory.rows import unique_mask_sorted
+from gpusim.memory.rows import EMPTY
 
 BANKS = 32
 
 
-def _per_group(addr: np.ndarray, words_per_lane: int):
-    """Max distinct words per bank and distinct word count, per row of lanes."""
-    rows = addr.shape[0]
+def _count(words: np.ndarray, group: np.ndarray, valid: np.ndarray):
+    """Per row: (max distinct (group, word) per bank, distinct pairs, max groups per word, uniform)."""
+    rows, n = words.shape
+    key = np.where(valid, words * 8 + group, EMPTY)           # group < 8
+    s = np.sort(key, axis=1)
+    uniq = np.ones_like(s, bool)
+    uniq[:, 1:] = s[:, 1:] != s[:, :-1]
+    uniq &= s != EMPTY
+    r = np.broadcast_to(np.arange(rows)[:, None], s.shape)
+    w = np.where(uniq, s // 8, 0)
+    per_bank = np.bincount((r * BANKS + w % BANKS)[uniq], minlength=rows * BANKS).reshape(rows, BANKS)
+    # groups reading one same word: runs of equal word among the unique (word, group) keys,
+    # compacted so that repeated keys do not break a run
+    u = np.sort(np.where(uniq, s, EMPTY), axis=1)
+    live = u != EMPTY
+    same_word = np.zeros_like(live)
+    same_word[:, 1:] = live[:, 1:] & live[:, :-1] & (u[:, 1:] // 8 == u[:, :-1] // 8)
+    run = np.zeros(s.shape, np.int64)
+    for j in range(1, n):                                       # short rows (<= 128): cheap
+        run[:, j] = np.where(same_word[:, j], run[:, j - 1] + 1, 0)
+    groups_per_word = np.where(uniq.any(axis=1), run.max(axis=1) + 1, 0)
+    return per_bank.max(axis=1), uniq.sum(axis=1), groups_per_word
+
+
+def _lanes_to_words(addr: np.ndarray, words_per_lane: int, group_size: int):
+    rows, lanes = addr.shape
     valid = addr >= 0
     w0 = addr // 4
-    keys = np.concatenate([w0 + j for j in range(words_per_lane)], axis=1)
+    words = np.concatenate([w0 + j for j in range(words_per_lane)], axis=1)
+    grp = np.tile(np.arange(lanes) // group_size, words_per_lane)[None, :]
     ok = np.concatenate([valid] * words_per_lane, axis=1)
-    s, uniq = unique_mask_sorted(keys, ok)
-    r = np.broadcast_to(np.arange(rows)[:, None], s.shape)
-    bank = np.where(uniq, s % BANKS, 0)
-    counts = np.bincount((r * BANKS + bank)[uniq], minlength=rows * BANKS).reshape(rows, BANKS)
-    return counts.max(axis=1), uniq.sum(axis=1), valid.any(axis=1)
+    return words, np.broadcast_to(grp, words.shape), ok
+
+
+def _uniform(addr: np.ndarray) -> np.ndarray:
+    """Rows whose active lanes all read one address (and have at least one active lane)."""
+    valid = addr >= 0
+    lo = np.where(valid, addr, EMPTY).min(axis=1)
+    hi = np.where(valid, addr, -1).max(axis=1)
+    return valid.any(axis=1) & (lo == hi)
+
+
+def _part(addr: np.ndarray, nbytes: int, group_size: int):
+    words, grp, ok = _lanes_to_words(addr, nbytes // 4, group_size)
+    wf, pairs, gpw = _count(words, grp, ok)
+    active = (addr >= 0).any(axis=1)
+    ideal = np.where(active, np.maximum(np.maximum(-(-pairs // BANKS), gpw), 1), 0)
+    uni = _uniform(addr)
+    return np.where(uni, 1, wf), np.where(uni, 1, ideal)
 
 
 def shared_wavefronts(addr: np.ndarray, nbytes: int):
@@ -39,12 +86,7 @@ def shared_wavefronts(addr: np.ndarray, nbytes: int):
     if rows == 0:
         z = np.zeros(0, np.int64)
         return z, z
-    words = nbytes // 4
     if nbytes == 16:
-        halves = addr.reshape(rows * 2, 16)
-        wf, nwords, any_act = _per_group(halves, words)
-        ideal = np.where(any_act, np.maximum(1, -(-nwords * 4 // 128)), 0)
+        wf, ideal = _part(addr.reshape(rows * 2, 16), 16, 8)
         return wf.reshape(rows, 2).sum(axis=1), ideal.reshape(rows, 2).sum(axis=1)
-    wf, nwords, any_act = _per_group(addr, words)
-    ideal = np.where(any_act, np.maximum(1, -(-nwords * 4 // 128)), 0)
-    return wf, ideal
+    return _part(addr, nbytes, 32 if nbytes == 4 else 16)

@@ -1,6 +1,7 @@
 // Shared-memory bank patterns: one warp executes ONE shared load per launch, each lane at a
 // word offset given by the host; Nsight Compute reads the load's wavefronts per launch.
-// Input (stdin): lines "name width_bytes off0 ... off31" (word offsets, -1 = lane inactive).
+// Input (stdin): lines "name width_bytes off0 ... off31" (word offsets, -1 = lane inactive);
+// a negative width stores instead of loading.
 // Build: nvcc -arch=sm_90 -O3 -o bank_patterns kernels_cuda/micro/bank_patterns.cu
 #include <cstdio>
 #include <cstring>
@@ -21,6 +22,10 @@ __global__ void probe(const int *offs, int width, float *out) {
       float a, b, c, d;
       asm volatile("ld.volatile.shared.v4.f32 {%0,%1,%2,%3}, [%4];" : "=f"(a), "=f"(b), "=f"(c), "=f"(d) : "r"(addr));
       r = a + b + c + d;
+    } else if (width == -16) {       // stores: the same patterns, written
+      asm volatile("st.volatile.shared.v4.f32 [%0], {%1,%1,%1,%1};" :: "r"(addr), "f"(1.f));
+    } else if (width == -4) {
+      asm volatile("st.volatile.shared.f32 [%0], %1;" :: "r"(addr), "f"(1.f));
     } else if (width == 8) {
       float a, b;
       asm volatile("ld.volatile.shared.v2.f32 {%0,%1}, [%2];" : "=f"(a), "=f"(b) : "r"(addr));

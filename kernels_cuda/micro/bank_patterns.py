@@ -46,11 +46,15 @@ PATTERNS = {
     "64_lanes_i_i8_share_stride16B": (8, [4 * (i % 8) for i in L]),
     "64_quarter_uniform": (8, [2 * (i // 8) for i in L]),
     "32_lanes_i_i16_share_stride2": (4, [2 * (i % 16) for i in L]),
+    # stores, alone on the SM (no competing L1 traffic): the ladder's STS patterns
+    "st32_linear": (-4, [i for i in L]),
+    "st32_stride8_transposed": (-4, [(i % 2) * 512 + i // 2 for i in L]),   # vectorized's As store
+    "st128_linear": (-16, chunks16(lambda i: i)),
 }
 
-METRICS = ["l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
-           "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum",
-           "smsp__sass_inst_executed_op_shared_ld.sum"]
+METRICS = [f"{m}_{op}.sum" for op in ("ld", "st") for m in (
+    "l1tex__data_pipe_lsu_wavefronts_mem_shared_op", "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op",
+    "smsp__sass_inst_executed_op_shared")]
 
 
 def run_on_gpu(out: Path):
@@ -66,6 +70,12 @@ def run_on_gpu(out: Path):
     (out / "bank_patterns.csv").write_text(p.stdout)
     (out / "bank_patterns.err").write_text(p.stderr + "\ncommand: " + " ".join(cmd[:-1]) + " bank_patterns_bin\n")
     exe.unlink(missing_ok=True)
+    from gpusim.hw.devinfo import smi_query, utc_now
+    ver = subprocess.run([cmd[0], "--version"], capture_output=True, text=True).stdout.strip().splitlines()
+    nv = subprocess.run(["nvcc", "--version"], capture_output=True, text=True).stdout.strip().splitlines()
+    (out / "bank_patterns_prov.json").write_text(json.dumps({
+        "date": utc_now(), "smi": smi_query(), "ncu": ver[-1] if ver else "", "nvcc": nv[-1] if nv else "",
+        "command": "python3 kernels_cuda/micro/bank_patterns.py --out $OUT"}))
 
 
 def parse(csv_text: str) -> list[dict]:
@@ -83,22 +93,33 @@ def parse(csv_text: str) -> list[dict]:
 
 def record(dir_: Path, dest: Path):
     vals = parse((dir_ / "bank_patterns.csv").read_text())
+    prov = json.loads((dir_ / "bank_patterns_prov.json").read_text())
     names = list(PATTERNS)
     if len(vals) != len(names):
         sys.exit(f"expected {len(names)} profiled launches, got {len(vals)}")
+    patterns = {}
+    for n, v in zip(names, vals):
+        width, offs = PATTERNS[n]
+        op = "st" if width < 0 else "ld"
+        count = max(v[f"smsp__sass_inst_executed_op_shared_{op}.sum"], 1)
+        patterns[n] = {"bytes": abs(width), "op": op, "word_offsets": offs,
+                       "wavefronts": v[f"l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{op}.sum"] / count,
+                       "bank_conflicts": v[f"l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_{op}.sum"] / count,
+                       "instructions": count}
+    smi = prov.get("smi", {})
     rec = {
         "schema": "gpusim.hw.micro/1", "bench": "bank_patterns",
-        "what": "wavefronts of one warp-level shared load per lane-address pattern",
-        "how": "one warp, one ld.volatile.shared(.v2/.v4) per launch at per-lane word offsets; ncu "
-               "--clock-control none reads the load's wavefronts (kernels_cuda/micro/bank_patterns.py)",
-        "command": "python3 kernels_cuda/micro/bank_patterns.py --out $OUT (on the H200), then --record",
-        "device": "NVIDIA H200",
-        "err_tail": (dir_ / "bank_patterns.err").read_text()[-600:] if (dir_ / "bank_patterns.err").exists() else "",
+        "what": "wavefronts and bank conflicts of one warp-level shared load or store per lane-address pattern",
+        "how": "one warp, one ld/st.volatile.shared(.v2/.v4) per launch at per-lane word offsets, alone on "
+               "the GPU; ncu --clock-control none reads the instruction's wavefronts "
+               "(kernels_cuda/micro/bank_patterns.py, bank_patterns.cu)",
+        "command": prov["command"] + " (on the H200), then --record DIR here",
+        "date": prov["date"], "device": smi.get("name", "NVIDIA H200"),
+        "driver": str(smi.get("driver_version", "")), "cuda": {"nvcc": prov.get("nvcc", ""), "ncu": prov.get("ncu", "")},
+        "clocks": {k: v for k, v in smi.items() if "clock" in k},
+        "build_flags": ["-arch=sm_90", "-O3"],
         "unit": "wavefronts per instruction",
-        "patterns": {n: {"bytes": PATTERNS[n][0], "word_offsets": PATTERNS[n][1],
-                         "wavefronts": v[METRICS[0]] / max(v[METRICS[2]], 1),
-                         "bank_conflicts": v[METRICS[1]] / max(v[METRICS[2]], 1),
-                         "instructions": v[METRICS[2]]} for n, v in zip(names, vals)},
+        "value": patterns,
     }
     dest.write_text(json.dumps(rec, indent=1))
     print(f"wrote {dest}")

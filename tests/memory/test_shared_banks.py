@@ -4,6 +4,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from gpusim.memory.shared_banks import shared_wavefronts
+from gpusim.report.records import load_record
+from gpusim.estimate.registers import REPO
 
 L = np.arange(32)
 
@@ -35,22 +37,27 @@ def test_measured_patterns(name, nbytes, addr, wavefronts, conflicts):
 
 
 def brute_force(addr, nbytes):
-    """Bank by bank with Python sets: the words each bank must deliver, per lane group."""
-    groups = [range(0, 16), range(16, 32)] if nbytes == 16 else [range(32)]
+    """Bank by bank with Python sets, following the group rule of gpusim/memory/shared_banks.py:
+    each group (warp / half-warp / quarter-warp for 32/64/128-bit) reads a word once; 128-bit
+    halves are served separately; a part whose lanes all read one address costs one wavefront."""
+    parts = [range(0, 16), range(16, 32)] if nbytes == 16 else [range(32)]
+    group = {4: 32, 8: 16, 16: 8}[nbytes]
     wavefronts = ideal = 0
-    for g in groups:
-        banks = {}
-        words = set()
-        for lane in g:
-            if addr[lane] < 0:
-                continue
-            for j in range(nbytes // 4):
-                w = addr[lane] // 4 + j
-                words.add(w)
-                banks.setdefault(w % 32, set()).add(w)
-        if words:
-            wavefronts += max(len(s) for s in banks.values())
-            ideal += max(1, -(-len(words) * 4 // 128))
+    for part in parts:
+        lanes = [l for l in part if addr[l] >= 0]
+        if not lanes:
+            continue
+        if len({addr[l] for l in lanes}) == 1:
+            wavefronts += 1
+            ideal += 1
+            continue
+        pairs = {(l // group, addr[l] // 4 + j) for l in lanes for j in range(nbytes // 4)}
+        banks, readers = {}, {}
+        for g, w in pairs:
+            banks.setdefault(w % 32, set()).add((g, w))
+            readers.setdefault(w, set()).add(g)
+        wavefronts += max(len(v) for v in banks.values())
+        ideal += max(-(-len(pairs) // 32), max(len(v) for v in readers.values()), 1)
     return wavefronts, ideal
 
 
@@ -62,6 +69,22 @@ def test_random_patterns_match_brute_force(nbytes, slots):
     addr = np.array([-1 if s < 0 else s * nbytes for s in slots], np.int64)
     wf, ideal = shared_wavefronts(addr[None, :], nbytes)
     assert (int(wf[0]), int(ideal[0])) == brute_force(addr, nbytes)
+
+
+def _bank_patterns():
+    rec = load_record(REPO / "traces/hw/h200/micro/bank_patterns.json")
+    return [(n, p["bytes"], np.array(p["word_offsets"]), p["wavefronts"], p["bank_conflicts"])
+            for n, p in rec["value"].items()]
+
+
+@pytest.mark.parametrize("name,nbytes,offsets,wavefronts,conflicts", _bank_patterns(),
+                         ids=[p[0] for p in _bank_patterns()])
+def test_bank_pattern_microbenchmark(name, nbytes, offsets, wavefronts, conflicts):
+    """Every lane-address pattern measured with ncu on the H200 (kernels_cuda/micro/bank_patterns.py):
+    the ladder kernels' shared loads and diagnostic ones (lanes i and i+8 sharing, halves identical...)."""
+    wf, ideal = shared_wavefronts(np.where(offsets >= 0, 4 * offsets, -1)[None, :], nbytes)
+    assert int(wf[0]) == wavefronts
+    assert int(wf[0] - ideal[0]) == conflicts
 
 
 def test_rows_are_independent():
