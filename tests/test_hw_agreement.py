@@ -1,0 +1,80 @@
+"""Simulated counts against Nsight Compute on the H200 (traces/hw/h200/<kernel>_<size>.json).
+
+Every ladder kernel at 1024, 2048 and 4096 (the sizes ncu profiled). Tolerances from issue 2:
+  * instructions (total and per SASS opcode), global requests and sectors: exact;
+  * shared-load wavefronts: within 0.1 %;
+  * shared-store wavefronts: the simulator counts what the addresses require; the hardware
+    counter reads 2-15 % more. That excess is not in the addresses: the bank-pattern
+    microbenchmark (traces/hw/h200/micro/bank_patterns.json) shows the same stores alone on
+    the SM costing exactly the modelled wavefronts, so the excess in the kernels comes from
+    L1 traffic competing for the data banks (the caution in HARDWARE.md s.3: Accel-Sim PR #231,
+    NVIDIA/Fuser #2263). We check the simulated count equals its ideal where the addresses are
+    conflict-free, and that the hardware is never below the simulation nor more than 20 % above.
+  * launch statistics: registers, grid, block, occupancy limits of warps, blocks and registers,
+    waves: exact. The shared-memory occupancy limit is left out: the driver picks the
+    shared-memory carveout per kernel (8-64 KB here, launch__shared_mem_config_size), which the
+    simulator does not model; it never binds for the ladder kernels.
+"""
+import functools
+
+import pytest
+
+import gpusim
+from gpusim.kernel import LADDER
+from gpusim.memory.counters import per_base_opcode
+from gpusim.report.records import hw_record
+
+SIZES = (1024, 2048, 4096)
+EXACT = [
+    "smsp__inst_executed.sum",
+    "smsp__sass_inst_executed_op_global_ld.sum", "smsp__sass_inst_executed_op_global_st.sum",
+    "smsp__sass_inst_executed_op_shared_ld.sum", "smsp__sass_inst_executed_op_shared_st.sum",
+    "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum", "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum",
+    "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum",
+    "launch__registers_per_thread", "launch__grid_size", "launch__block_size",
+    "launch__occupancy_limit_warps", "launch__occupancy_limit_blocks", "launch__occupancy_limit_registers",
+]
+CASES = [(k, s) for k in LADDER for s in SIZES]
+
+
+@functools.lru_cache(maxsize=None)
+def sim(kernel, size):
+    return gpusim.simulate(kernel, size)
+
+
+def hw(kernel, size):
+    return hw_record(kernel, size)["ncu"]
+
+
+@pytest.mark.parametrize("kernel,size", CASES)
+def test_exact_counts(kernel, size):
+    """Instructions, global requests and sectors, launch figures: equal to ncu's."""
+    s, h = sim(kernel, size).metrics, hw(kernel, size)["metrics"]
+    assert {m: s[m] for m in EXACT} == {m: h[m] for m in EXACT}
+    assert s["launch__waves_per_multiprocessor"] == pytest.approx(h["launch__waves_per_multiprocessor"], abs=5e-3)
+
+
+@pytest.mark.parametrize("kernel,size", CASES)
+def test_per_opcode_counts(kernel, size):
+    """Executed instructions per SASS opcode (ncu's sass__inst_executed_per_opcode): equal."""
+    assert per_base_opcode(sim(kernel, size).inst_executed_per_opcode) == hw(kernel, size)["inst_executed_per_opcode"]
+
+
+@pytest.mark.parametrize("kernel,size", CASES)
+def test_shared_load_wavefronts(kernel, size):
+    """Shared-load wavefronts within 0.1 % of ncu's."""
+    s = sim(kernel, size).metrics["l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"]
+    h = hw(kernel, size)["metrics"]["l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"]
+    assert s == pytest.approx(h, rel=1e-3)
+
+
+@pytest.mark.parametrize("kernel,size", CASES)
+def test_shared_store_wavefronts(kernel, size):
+    """Stores: the simulation is the addresses' count (the ideal where they are conflict-free);
+    the hardware counter adds 0-20 % from L1 contention (see the module docstring)."""
+    m = sim(kernel, size).metrics
+    s = m["l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum"]
+    if m["l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum"] == 0:
+        assert s == m["gpusim__ideal_wavefronts_mem_shared_op_st.sum"]
+    h = hw(kernel, size)["metrics"]["l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum"]
+    assert s <= h <= 1.2 * s
