@@ -84,6 +84,7 @@ def cmd_hw_record(a):
         raise GpusimError("--param needs the kernel(s) it applies to")
     with render.progress_bar("recording on the GPU") as prog:
         recs = record(a.kernels or None, sizes, ncu=a.ncu, out_dir=a.out,
+                      command="gpusim " + " ".join(sys.argv[1:]),
                       progress=(lambda d, t, label=None: prog(d, t)) if prog else None, params=params)
     for r in recs:
         print(f"{r['kernel']:12s} {r['M']:6d}  {r['time_ms_median']:10.4f} ms  check "
