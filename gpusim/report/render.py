@@ -10,7 +10,8 @@ from rich.table import Table
 
 from gpusim.memory.counters import per_base_opcode
 
-console = Console()
+# piped output (logs, CI) gets a wide page instead of rich's 80 columns, so metric names stay whole
+console = Console() if sys.stdout.isatty() else Console(width=160)
 err_console = Console(stderr=True)
 
 
@@ -115,7 +116,7 @@ def print_compare(rows, title):
     t = Table(title=title)
     for col in ("kernel", "size", "metric", "simulated", "H200 (ncu)", "diff", "rel"):
         t.add_column(col, justify="left" if col in ("kernel", "metric") else "right",
-                     overflow="fold", min_width=56 if col == "metric" else None)
+                     overflow="fold")
     for r in rows:
         sim, hw = r["simulated"], r["recorded"]
         diff = None if sim is None or hw is None else sim - hw
