@@ -1,0 +1,441 @@
+"""L1 and L2 sector caches: where each global load's data comes from, and the kernel's hit rates.
+
+Model (sources in shared/HARDWARE.md and traces/hw/h200/micro/):
+
+* **L1** (one per SM): 128-B lines of four 32-B sectors, sector-granular fills, LRU over lines,
+  hashed sets of `L1_WAYS` ways (associativity not measured: stated as an assumption). Global
+  loads allocate (plain LDG.E caches in L1 on sm_90: the records' 95-99 % L1 hit rates for naive
+  and coalesced show it); stores write through without allocating and are not modelled in L1.
+  Capacity = the unified 256 KB less the shared-memory carveout. The carveout is the smallest
+  size the hardware supports (0, 8, 16, 32, 64, 100, 132, 164, 196, 228 KB [CC]) that holds the
+  resident CTAs' shared memory (blocks_per_sm x (static + 1 KB reserved)). This is a lower bound:
+  ncu's launch__shared_mem_config_size matches it for naive, coalesced, tiled32 and smemtile and is
+  one size larger for regtile1d, regtile2d, regblock and vectorized (the driver's rule is not
+  documented); for these kernels the L1 working set is far below either capacity.
+  The CTAs resident on one SM share its L1; for whole-kernel rates each CTA class of a sampled
+  trace is run alone in 1/blocks_per_sm of the capacity (co-resident CTAs of the ladder kernels
+  are 132 launches apart and share few lines).
+* **L2** (chip-wide): 60 MB in two partitions; a single SM reaches about 30 MB of it at L2
+  latency (micro/latency_chase_sweep.json: 283 cycles at 24 MB, 430 at 32 MB, 685 = DRAM at
+  64 MB). The L2 is modelled as one 30 MB (`L2_EFFECTIVE_FRACTION` x l2_bytes) sector cache, LRU,
+  hashed sets of 16 ways, fed by the L1 misses of every CTA of the launch: each partition ends up
+  holding the lines its own SMs read, and the ladder kernels' CTAs on both halves read the same
+  A and B, so the chip holds about 30 MB of distinct data. DRAM read bytes = L2 sector misses x 32
+  (caches start empty: ncu flushes them before the profiled pass).
+* **The chip-wide stream** is built from the kernel's tiles, not from every instruction: for an
+  SGEMM, CTA (bx, by) reads, per 32-wide K chunk c, its A rows' line c, its B tile's column lines
+  in the chunk's 32 K rows, and its C lines once at the end. The rows/lines of CTA (0, 0) and their
+  steps in bx and by come from the trace itself (affine kernels). CTAs run for the same time T
+  and progress uniformly through K; launch order is the grid's linear order and
+  `schedule="fluid"` starts CTA i at i*T/S (S = 132 x blocks_per_sm resident slots: the steady
+  state where slots free up at a constant rate, after per-SM timing differences spread the first
+  wave's phases), `schedule="waves"` at floor(i/S)*T. Accesses are interleaved chunk by chunk
+  in time order. Set sampling (every `sample`-th set of the hashed L2, capacity scaled alike)
+  keeps 4096^3 launches to ~1e7 simulated accesses; against sample=1 it changes the DRAM bytes
+  by < 0.1 % (regtile2d 2048, coalesced 4096) but by +2 % (sample 4) and +6.5 % (sample 16) for
+  naive 2048, whose reuse distance sits at the capacity (tests/memory/test_cache.py).
+* **Known gap**: the schedule decides the 4096 results. "fluid" gets naive, coalesced, smemtile and
+  tiled32 (62 waves) within +2..+9 % of the recorded DRAM bytes but overestimates the 4-wave
+  tiled kernels 5x (regtile2d: 2.2 GB vs 0.41 GB); "waves" gets regtile2d right (0.409 GB) and
+  naive at half (4.3 vs 8.5 GB). The truth is between: CTAs start in lockstep and drift apart
+  over the waves. No drift rate is measured yet, so none is assumed.
+"""
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+from numba import njit
+
+from gpusim.arch import GPU, get_arch
+from gpusim.errors import GpusimError
+from gpusim.kernel.opcodes import TABLE, SPACE_GLOBAL
+
+LEVEL_L1, LEVEL_L2, LEVEL_DRAM = 0, 1, 2          # as gpusim.timing.lower
+CARVEOUTS_KB = {90: (0, 8, 16, 32, 64, 100, 132, 164, 196, 228)}   # [CC] sm_90 shared carveouts
+L1_WAYS = 64                 # (unverified) associativity; hashed set index
+L2_WAYS = 16                 # (unverified)
+L2_EFFECTIVE_FRACTION = 0.5  # [M] latency_chase_sweep.json: ~30 of 60 MB reachable from one SM
+SECTOR, LINE = 32, 128
+
+METRICS = ("l1tex__t_sector_pipe_lsu_mem_global_op_ld_hit_rate.pct", "lts__t_sector_op_read_hit_rate.pct",
+           "lts__t_sectors_srcunit_tex_op_read.sum", "l1tex__m_xbar2l1tex_read_bytes.sum",
+           "dram__bytes_read.sum")
+
+
+# ---------------------------------------------------------------------------------------------
+# capacities
+
+def shared_carveout_bytes(arch: GPU, blocks_per_sm: int, smem_per_block: int) -> int:
+    """Smallest supported carveout holding the resident CTAs' shared memory (see module doc)."""
+    need = blocks_per_sm * (smem_per_block + arch.shared_reserved_per_block_bytes) if blocks_per_sm else 0
+    for kb in CARVEOUTS_KB.get(arch.sm_version, ()):
+        if kb * 1024 >= need:
+            return kb * 1024
+    return max(need, arch.shared_per_sm_bytes) if need > arch.shared_per_sm_bytes else arch.shared_per_sm_bytes
+
+
+def l1_capacity_bytes(arch: GPU, blocks_per_sm: int, smem_per_block: int) -> int:
+    return arch.l1_shared_total_bytes - shared_carveout_bytes(arch, blocks_per_sm, smem_per_block)
+
+
+def l2_capacity_bytes(arch: GPU) -> int:
+    return int(arch.l2_bytes * L2_EFFECTIVE_FRACTION)
+
+
+# ---------------------------------------------------------------------------------------------
+# the cache core: hashed set-associative LRU over 128-B lines with 4 sector-valid bits
+
+@njit(cache=True, inline="always")
+def _hash(line):
+    h = (line ^ (line >> 11) ^ (line >> 23)) * 2654435761
+    return (h ^ (h >> 29)) & 0x7FFFFFFF
+
+
+@njit(cache=True, inline="always")
+def _access(line, bit, tags, valid, stamp, set_index, ways, clock):
+    """1 if the sector hits, else 0 (the line is allocated/filled)."""
+    base = set_index * ways
+    victim = base
+    oldest = stamp[base]
+    for w in range(ways):
+        j = base + w
+        if tags[j] == line:
+            stamp[j] = clock
+            if valid[j] & bit:
+                return 1
+            valid[j] |= bit
+            return 0
+        if stamp[j] < oldest:
+            oldest = stamp[j]
+            victim = j
+    tags[victim] = line
+    valid[victim] = bit
+    stamp[victim] = clock
+    return 0
+
+
+def _new_cache(capacity_bytes: int, ways: int):
+    lines = max(ways, capacity_bytes // LINE)
+    nsets = max(1, lines // ways)
+    return (np.full(nsets * ways, -1, np.int64), np.zeros(nsets * ways, np.int8),
+            np.full(nsets * ways, -1, np.int64), nsets, ways)
+
+
+@njit(cache=True)
+def _l1_run(addr, nbytes, tags, valid, stamp, nsets, ways, out_sect, out_hit):
+    """Rows in order: addr (rows, 32) byte addresses (-1 inactive), nbytes per lane per row.
+    Fills the distinct sectors and the hit sectors of each row."""
+    buf = np.empty(64, np.int64)
+    clock = 0
+    for r in range(addr.shape[0]):
+        n = 0
+        nb = nbytes[r]
+        for l in range(32):
+            a = addr[r, l]
+            if a < 0:
+                continue
+            for e in range(2):
+                s = (a + (nb - 1) * e) // 32
+                dup = False
+                for q in range(n):
+                    if buf[q] == s:
+                        dup = True
+                        break
+                if not dup:
+                    buf[n] = s
+                    n += 1
+        hits = 0
+        for q in range(n):
+            line = buf[q] >> 2
+            bit = np.int8(1 << (buf[q] & 3))
+            clock += 1
+            hits += _access(line, bit, tags, valid, stamp, _hash(line) % nsets, ways, clock)
+        out_sect[r] = n
+        out_hit[r] = hits
+
+
+def l1_simulate(addr: np.ndarray, nbytes: np.ndarray, capacity_bytes: int, ways: int = L1_WAYS):
+    """Run global-load rows (in the given order) through one L1; returns (sectors, hit sectors) per row."""
+    tags, valid, stamp, nsets, ways = _new_cache(capacity_bytes, ways)
+    n = addr.shape[0]
+    sect, hit = np.zeros(n, np.int64), np.zeros(n, np.int64)
+    if n:
+        _l1_run(np.ascontiguousarray(addr, np.int64), np.ascontiguousarray(nbytes, np.int64),
+                tags, valid, stamp, nsets, ways, sect, hit)
+    return sect, hit
+
+
+# ---------------------------------------------------------------------------------------------
+# trace helpers
+
+def _global_load_rows(trace):
+    space, is_store, nbytes, _, _ = TABLE.arrays()
+    op = trace.rows["op"].astype(np.int64)
+    sel = (space[op] == SPACE_GLOBAL) & ~is_store[op].astype(bool) & (trace.rows["mask"] != 0) \
+        & (trace.rows["mem"] >= 0)
+    return np.flatnonzero(sel), nbytes[op].astype(np.int64)
+
+
+def _array_of(first_addr: np.ndarray, bases: dict, sizes: dict) -> np.ndarray:
+    """0/1/2 for A/B/C (-1 unknown) from each row's first active byte address."""
+    out = np.full(first_addr.shape, -1, np.int8)
+    for i, nm in enumerate("ABC"):
+        if nm in bases:
+            b = bases[nm]
+            out[(first_addr >= b) & (first_addr < b + sizes[nm])] = i
+    return out
+
+
+def _first_active(addr: np.ndarray) -> np.ndarray:
+    a = np.where(addr >= 0, addr, np.iinfo(np.int64).max)
+    return a.min(axis=1)
+
+
+# ---------------------------------------------------------------------------------------------
+# chip-wide L2 over the tile stream
+
+@njit(cache=True)
+def _l2_tiles(ev_cta, ev_chunk, nchunks, gx, a_rows, a_line0, a_row_lines, a_dx, a_dy,
+              b_cls, b_line0, b_row_lines, b_dx, b_dy, K,
+              c_rows, c_cls, c_line0, c_row_lines, c_rdx, c_rdy, c_cdx, c_cdy,
+              tags, valid, stamp, nsets, ways, sample, out_acc, out_miss):
+    clock = 0
+    for e in range(ev_cta.shape[0]):
+        i = ev_cta[e]
+        c = ev_chunk[e]
+        bx = i % gx
+        by = i // gx
+        if c < nchunks:
+            for q in range(a_rows.shape[0]):
+                row = a_rows[q] + bx * a_dx + by * a_dy
+                line = a_line0 + row * a_row_lines + c
+                h = _hash(line) % (nsets * sample)
+                if h % sample:
+                    continue
+                clock += 1
+                out_acc[0] += 1
+                if _access(line, np.int8(15), tags, valid, stamp, h // sample, ways, clock) == 0:
+                    out_miss[0] += 1
+            for j in range(32):
+                k = 32 * c + j
+                if k >= K:
+                    break
+                for q in range(b_cls.shape[0]):
+                    line = b_line0 + k * b_row_lines + b_cls[q] + bx * b_dx + by * b_dy
+                    h = _hash(line) % (nsets * sample)
+                    if h % sample:
+                        continue
+                    clock += 1
+                    out_acc[1] += 1
+                    if _access(line, np.int8(15), tags, valid, stamp, h // sample, ways, clock) == 0:
+                        out_miss[1] += 1
+        else:
+            for q in range(c_rows.shape[0]):
+                row = c_rows[q] + bx * c_rdx + by * c_rdy
+                line = c_line0 + row * c_row_lines + c_cls[q] + bx * c_cdx + by * c_cdy
+                h = _hash(line) % (nsets * sample)
+                if h % sample:
+                    continue
+                clock += 1
+                out_acc[2] += 1
+                if _access(line, np.int8(15), tags, valid, stamp, h // sample, ways, clock) == 0:
+                    out_miss[2] += 1
+
+
+def _cta_bidx(result):
+    """Trace CTA id -> blockIdx, as gpusim.simulate enumerates them."""
+    from gpusim.estimate.simulate import _classes
+    from gpusim.kernel.spec import get_kernel
+    spec = get_kernel(result.kernel)
+    gx, gy, gz = result.grid
+    px, py = spec.grid_period(result.M, result.N, result.K, **result.params)
+    sampled = result.mode == "sampled"
+    return [(x, y, z) for (x, _), (y, _), (z, _) in itertools.product(
+        _classes(gx, px, sampled), _classes(gy, py, sampled), [(i, 1) for i in range(gz)])]
+
+
+def _tile_sets(trace, rows_of_cta, M, N, K, bases):
+    """For one CTA: A rows, B column lines, C (row, column line) pairs that its loads touch."""
+    idx, _ = rows_of_cta
+    a = trace.addr[trace.rows["mem"][idx]]
+    a = a[a >= 0]
+    out = {}
+    for nm, ncols, nrows in (("A", K, M), ("B", N, K), ("C", N, M)):
+        off = a - bases[nm]
+        off = off[(off >= 0) & (off < nrows * ncols * 4)] // 4
+        r, col = off // ncols, off % ncols
+        out[nm] = (r, col * 4 // LINE)
+    return out
+
+
+def l2_simulate(result, *, l2_bytes: int | None = None, schedule: str = "fluid", sample: int | None = None,
+                arch: GPU | None = None) -> dict:
+    """Chip-wide L2 over the tile stream of every CTA (see module doc). Returns per-array line
+    accesses and misses (scaled back by the set-sampling factor) and the settings used."""
+    arch = arch or get_arch(result.arch.lower().replace(" ", ""))
+    trace = result.trace
+    M, N, K = result.M, result.N, result.K
+    gx, gy, gz = result.grid
+    if gz != 1:
+        raise GpusimError("the L2 tile model handles 2-D grids only")
+    bidx = _cta_bidx(result)
+    pos = {b[:2]: i for i, b in enumerate(bidx)}
+    gidx, _ = _global_load_rows(trace)
+    cta_col = trace.rows["cta"][gidx]
+
+    def sets_of(b):
+        i = pos.get(b)
+        if i is None:
+            return None
+        return _tile_sets(trace, (gidx[cta_col == i], None), M, N, K, result.bases)
+    s00 = sets_of((0, 0))
+    s10 = sets_of((1, 0)) if gx > 1 else None
+    s01 = sets_of((0, 1)) if gy > 1 else None
+
+    def step(nm, which, other):
+        if other is None:
+            return 0
+        u, v = s00[nm][which], other[nm][which]
+        return int(v.min() - u.min()) if u.size and v.size else 0
+    a_rows = np.unique(s00["A"][0]).astype(np.int64)
+    b_cls = np.unique(s00["B"][1]).astype(np.int64)
+    c_pairs = np.unique(np.stack([s00["C"][0], s00["C"][1]], 1), axis=0) if s00["C"][0].size \
+        else np.zeros((0, 2), np.int64)
+    steps = {k: (step(nm, w, s10), step(nm, w, s01)) for k, nm, w in
+             (("a", "A", 0), ("b", "B", 1), ("cr", "C", 0), ("cc", "C", 1))}
+
+    occ = result.occupancy
+    S = arch.sm_count * occ.blocks_per_sm
+    n_ctas = gx * gy
+    nchunks = -(-K * 4 // LINE)
+    i = np.repeat(np.arange(n_ctas, dtype=np.int64), nchunks + 1)
+    c = np.tile(np.arange(nchunks + 1, dtype=np.int64), n_ctas)
+    if schedule == "fluid":
+        start = i / S
+    elif schedule == "waves":
+        start = (i // S).astype(np.float64)
+    else:
+        raise GpusimError(f"schedule must be 'fluid' or 'waves', got {schedule!r}")
+    t = start + np.minimum(c + 0.5, nchunks) / nchunks
+    order = np.lexsort((i, t))
+    cap = l2_bytes if l2_bytes is not None else l2_capacity_bytes(arch)
+    total = n_ctas * nchunks * (a_rows.size + 32 * b_cls.size)
+    if sample is None:
+        sample = 1
+        while total / sample > 2e7 and sample < 16:
+            sample *= 2
+    tags, valid, stamp, nsets, ways = _new_cache(cap // sample, L2_WAYS)
+    acc, miss = np.zeros(3, np.int64), np.zeros(3, np.int64)
+    bl = {nm: result.bases[nm] // LINE for nm in "ABC"}
+    _l2_tiles(i[order], c[order], nchunks, gx,
+              a_rows, bl["A"], K * 4 // LINE, steps["a"][0], steps["a"][1],
+              b_cls, bl["B"], N * 4 // LINE, steps["b"][0], steps["b"][1], K,
+              c_pairs[:, 0].astype(np.int64).copy(), c_pairs[:, 1].astype(np.int64).copy(), bl["C"],
+              N * 4 // LINE, steps["cr"][0], steps["cr"][1], steps["cc"][0], steps["cc"][1],
+              tags, valid, stamp, nsets, ways, sample, acc, miss)
+    return {"line_accesses": (acc * sample).tolist(), "line_misses": (miss * sample).tolist(),
+            "miss_fraction": [float(m / a) if a else 0.0 for m, a in zip(miss, acc)],
+            "capacity_bytes": cap, "sample": sample, "schedule": schedule}
+
+
+# ---------------------------------------------------------------------------------------------
+# public API
+
+def _l1_whole(result, arch):
+    trace = result.trace
+    occ = result.occupancy
+    smem = result.metrics.get("launch__shared_mem_per_block_static", 0) or 0
+    cap = l1_capacity_bytes(arch, occ.blocks_per_sm, smem) // max(1, occ.blocks_per_sm)
+    gidx, nb = _global_load_rows(trace)
+    w = trace.rows["weight"][gidx]
+    sect = np.zeros(len(gidx), np.int64)
+    hit = np.zeros(len(gidx), np.int64)
+    cta = trace.rows["cta"][gidx]
+    for c in np.unique(cta):
+        sel = np.flatnonzero(cta == c)
+        rows = gidx[sel]
+        s, h = l1_simulate(trace.addr[trace.rows["mem"][rows]], nb[rows], cap)
+        sect[sel], hit[sel] = s, h
+    return gidx, w, sect, hit, cap * max(1, occ.blocks_per_sm)
+
+
+def hit_rates(result, *, schedule: str = "fluid", sample: int | None = None, l2_bytes: int | None = None) -> dict:
+    """Whole-kernel L1/L2 hit rates and traffic of a SimResult, keyed by ncu metric names.
+
+    Needs the trace: `gpusim.simulate(..., keep_trace=True)`; a result without one is simulated
+    again (same kernel, size and parameters) to get it.
+    """
+    if result.trace is None:
+        from gpusim.estimate.simulate import simulate
+        result = simulate(result.kernel, result.M, result.N, result.K, arch=result.arch.lower().replace(" ", ""),
+                          params=result.params, mode=result.mode, keep_trace=True)
+    arch = get_arch(result.arch.lower().replace(" ", ""))
+    gidx, w, sect, hit, l1cap = _l1_whole(result, arch)
+    sectors = int((w * sect).sum())
+    hits = int((w * hit).sum())
+    l2_reads = sectors - hits
+    l2 = l2_simulate(result, schedule=schedule, sample=sample, l2_bytes=l2_bytes, arch=arch)
+    dram_sectors = 4 * sum(l2["line_misses"])
+    return {
+        "l1tex__t_sector_pipe_lsu_mem_global_op_ld_hit_rate.pct": 100.0 * hits / sectors if sectors else 0.0,
+        "lts__t_sectors_srcunit_tex_op_read.sum": l2_reads,
+        "l1tex__m_xbar2l1tex_read_bytes.sum": SECTOR * l2_reads,
+        "lts__t_sector_op_read_hit_rate.pct": 100.0 * max(0.0, 1 - dram_sectors / l2_reads) if l2_reads else 0.0,
+        "dram__bytes_read.sum": SECTOR * dram_sectors,
+        "gpusim__l2_miss_fraction_by_array": dict(zip("ABC", l2["miss_fraction"])),
+        "gpusim__l1_capacity_bytes": l1cap,
+        "gpusim__l2_capacity_bytes": l2["capacity_bytes"],
+        "gpusim__l2_set_sample": l2["sample"],
+        "gpusim__l2_schedule": l2["schedule"],
+    }
+
+
+def global_levels(trace, arch: GPU | str = "h200", *, blocks_per_sm: int | None = None,
+                  smem_per_block: int = 0, l2_miss_fraction=0.0, bases: dict | None = None,
+                  sizes: dict | None = None) -> np.ndarray:
+    """Where each trace row's global load is served from (LEVEL_L1 / LEVEL_L2 / LEVEL_DRAM).
+
+    The trace holds the CTAs resident on one SM (a timing window): they share one L1 of
+    l1_capacity_bytes, and their rows go through it interleaved in program order (sequence
+    number, then CTA, then warp). A row whose sectors all hit is LEVEL_L1; a row with a miss goes
+    to L2, and to DRAM for a fraction `l2_miss_fraction` of such rows (a float, or a dict by array
+    name 'A'/'B'/'C' using `bases` and `sizes` to tell the arrays apart: e.g. hit_rates(...)
+    ["gpusim__l2_miss_fraction_by_array"]), spread evenly over the rows in order. Rows that are
+    not global loads get LEVEL_L1 (the engine does not read them).
+    """
+    arch = get_arch(arch)
+    rows = trace.rows
+    n_ctas = len(np.unique(rows["cta"])) if len(rows) else 0
+    bps = blocks_per_sm or max(1, n_ctas)
+    cap = l1_capacity_bytes(arch, bps, smem_per_block)
+    level = np.full(len(rows), LEVEL_L1, np.int8)
+    gidx, nb = _global_load_rows(trace)
+    if gidx.size == 0:
+        return level
+    order = np.lexsort((rows["warp"][gidx], rows["cta"][gidx], rows["seq"][gidx]))
+    g = gidx[order]
+    addr = trace.addr[rows["mem"][g]]
+    sect, hit = l1_simulate(addr, nb[g], cap)
+    missed = sect > hit
+    level[g[missed]] = LEVEL_L2
+    if isinstance(l2_miss_fraction, dict):
+        if bases is None:
+            raise GpusimError("a per-array l2_miss_fraction needs the arrays' bases")
+        if sizes is None:          # each array runs up to the next one's base
+            nb_ = sorted(bases.items(), key=lambda kv: kv[1])
+            sizes = {nm: (nb_[j + 1][1] - b if j + 1 < len(nb_) else 1 << 40) for j, (nm, b) in enumerate(nb_)}
+        arr_key = _array_of(_first_active(addr), bases, sizes)
+        frac = np.array([l2_miss_fraction.get(nm, 0.0) for nm in "ABC"] + [0.0])[arr_key]
+    else:
+        arr_key = np.zeros(len(g), np.int8)
+        frac = np.full(len(g), float(l2_miss_fraction))
+    accs = np.zeros(4)
+    for j in np.flatnonzero(missed):          # error diffusion per array: evenly spread DRAM rows
+        k = int(arr_key[j])
+        accs[k] += frac[j]
+        if accs[k] >= 1.0 - 1e-12:
+            accs[k] -= 1.0
+            level[g[j]] = LEVEL_DRAM
+    return level
