@@ -36,6 +36,7 @@ per-opcode executed counts are exact for all of them.
 from functools import lru_cache
 
 from gpusim.kernel import KernelSpec, align_period, require
+from kernels_py._common import store_alpha_beta
 
 _CONTROL = ("ISETP", "PLOP3", "BRA", "EXIT")
 INT32_LIMIT = 2 ** 31
@@ -146,11 +147,7 @@ def sass_k_loop(k, ops: dict, A, a_row, B, b_col, N: int, K: int):
 
 def sass_epilogue(k, ops: dict, acc, alpha, beta, C, c_idx):
     """C[c_idx] = alpha*acc + beta*C[c_idx] as `FMUL t = C*beta; FFMA acc*alpha + t`."""
-    def body():
-        c = C.ld(c_idx)
-        t = k.fmul(c, beta)
-        C.st(c_idx, k.ffma(acc, alpha, t))
-    block_op(k, ops["epilogue"], body)
+    block_op(k, ops["epilogue"], lambda: store_alpha_beta(k, C, c_idx, acc, alpha, beta))
 
 
 @lru_cache(maxsize=None)

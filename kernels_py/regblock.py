@@ -45,6 +45,7 @@ BK=16, TN=4, BM=64, BM=BN=64/TM=TN=4), compiled with nvcc 13.0.88. For any other
 they are the defaults' per-block counts, so integer totals are approximate.
 """
 from gpusim.kernel import KernelSpec, align_period, require
+from kernels_py._common import body_ops, branch_ops, ld_run, vec_width
 
 DEFAULTS = {"BM": 128, "BN": 64, "BK": 8, "TM": 8, "TN": 8}
 
@@ -163,31 +164,6 @@ def sass_blocks(BM, BN, BK, TM, TN):
     return _SASS[tuple(DEFAULTS.values())], False
 
 
-def _body(ops):
-    return {n: c for n, c in ops.items() if n.split(".")[0] not in ("BRA", "EXIT")}
-
-
-def _branch(ops):
-    return {n: c for n, c in ops.items() if n.split(".")[0] in ("BRA", "EXIT")}
-
-
-def smem_vec(row_len, run):
-    """Floats per shared load for a run of `run` floats starting at a multiple of gcd(row_len, run):
-    ptxas merges aligned neighbours into LDS.64 / LDS.128."""
-    for w in (4, 2):
-        if run % w == 0 and row_len % w == 0:
-            return w
-    return 1
-
-
-def _ld_run(arr, start, n, w):
-    out = []
-    for r in range(0, n, w):
-        v = arr.ld(start + r, vec=w)
-        out.extend(v if w > 1 else (v,))
-    return out
-
-
 def regblock(k, M, N, K, alpha, A, B, beta, C, BM=128, BN=64, BK=8, TM=8, TN=8):
     S, _ = sass_blocks(BM, BN, BK, TM, TN)
     nThreads = (BM // TM) * (BN // TN)
@@ -197,7 +173,7 @@ def regblock(k, M, N, K, alpha, A, B, beta, C, BM=128, BN=64, BK=8, TM=8, TN=8):
     threadRow, threadCol = tid // (BN // TN), tid % (BN // TN)
     rowA, colA, strideA = tid // BK, tid % BK, nThreads // BK
     rowB, colB, strideB = tid // BN, tid % BN, nThreads // BN
-    wA, wB = smem_vec(BM, TM), smem_vec(BN, TN)
+    wA, wB = vec_width(TM, BM), vec_width(TN, BN)     # floats per LDS of a run
 
     k.ops(S["entry"])                                   # bRow < M, @P0 EXIT (predicated off)
     if k.blockIdx.y * BM >= M:
@@ -213,7 +189,7 @@ def regblock(k, M, N, K, alpha, A, B, beta, C, BM=128, BN=64, BK=8, TM=8, TN=8):
             if K >= 1:
                 k.ops(S["ksetup"])
             for k0 in k.loop(0, K, BK, period=align_period(BK, BK * N)):
-                k.ops(_body(S["kloop"]))
+                k.ops(body_ops(S["kloop"]))
                 a = [A.ld((bRow + rowA + off) * K + (k0 + colA)) for off in range(0, BM, strideA)]
                 b = [B.ld((k0 + rowB + off) * N + (bCol + colB)) for off in range(0, BK, strideB)]
                 for n, off in enumerate(range(0, BM, strideA)):      # stage A slab (transposed)
@@ -222,19 +198,19 @@ def regblock(k, M, N, K, alpha, A, B, beta, C, BM=128, BN=64, BK=8, TM=8, TN=8):
                     Bs.st((rowB + off) * BN + colB, b[n])
                 k.syncthreads()
                 for kk in range(BK):                    # #pragma unroll
-                    rA = _ld_run(As, kk * BM + threadRow * TM, TM, wA)
-                    rB = _ld_run(Bs, kk * BN + threadCol * TN, TN, wB)
+                    rA = ld_run(As, kk * BM + threadRow * TM, TM, wA)
+                    rB = ld_run(Bs, kk * BN + threadCol * TN, TN, wB)
                     for i in range(TM):
                         for j in range(TN):
                             acc[i][j] = k.ffma(rA[i], rB[j], acc[i][j])
                 k.syncthreads()
-                k.ops(_branch(S["kloop"]))
+                k.ops(branch_ops(S["kloop"]))
             # store acc back to C (elided in the seed), then bCol += gridDim.x*BN
-            k.ops(_body(S["store"]))
+            k.ops(body_ops(S["store"]))
             for i in range(TM):
                 for j in range(TN):
                     C.st((bRow + threadRow * TM + i) * N + bCol + threadCol * TN + j, acc[i][j])
-            k.ops(_branch(S["store"]))
+            k.ops(branch_ops(S["store"]))
         k.ops(S["brow_tail"])                           # bRow += gridDim.y*BM
     k.ops(S["exit"])
 

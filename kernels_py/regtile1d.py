@@ -40,61 +40,11 @@ ptxas also unrolls the K loop by 4 (with x2/x1 remainder blocks); the memory
 and FP instructions per slab are unchanged, only the integer counts differ.
 """
 from gpusim.kernel import KernelSpec, align_period, require
+from kernels_py._common import (load_vectors, parse_ops, require_tile_multiples, shared_vectors,
+                                store_alpha_beta, vec_width)
 
 NAME = "regtile1d"
 DEFAULTS = {"BM": 64, "BN": 64, "BK": 8, "TM": 8}
-
-
-def parse_ops(text: str) -> dict:
-    """'IMAD.WIDE:7 MOV:4 EXIT' -> {'IMAD.WIDE': 7, 'MOV': 4, 'EXIT': 1}."""
-    out = {}
-    for tok in text.split():
-        name, _, n = tok.partition(":")
-        out[name] = int(n) if n else 1
-    return out
-
-
-def shared_vectors(offsets, align_floats: int):
-    """The shared loads ptxas makes of the float offsets one thread reads.
-
-    `offsets` are relative to a thread base that ptxas knows to be a multiple of
-    `align_floats` (1, 2 or 4). Maximal contiguous runs are cut into the widest
-    naturally aligned pieces: 4 floats -> LDS.128, 2 -> LDS.64, 1 -> LDS.
-    Returns [(offset, width)].
-    """
-    offs = sorted(set(int(o) for o in offsets))
-    out, i = [], 0
-    while i < len(offs):
-        j = i
-        while j + 1 < len(offs) and offs[j + 1] == offs[j] + 1:
-            j += 1
-        p, end = offs[i], offs[j] + 1
-        while p < end:
-            for w in (4, 2, 1):
-                if w <= align_floats and p % w == 0 and p + w <= end:
-                    out.append((p, w))
-                    p += w
-                    break
-        i = j + 1
-    return out
-
-
-def pow2_align(n_floats: int) -> int:
-    """Largest of 4, 2, 1 floats dividing n_floats (16-, 8-, 4-byte alignment)."""
-    for w in (4, 2):
-        if n_floats % w == 0:
-            return w
-    return 1
-
-
-def load_vectors(arr, base, vecs):
-    """Issue the loads of `shared_vectors` output; {offset: Val}."""
-    vals = {}
-    for off, w in vecs:
-        v = arr.ld(base + off, vec=w)
-        for j, x in enumerate((v,) if w == 1 else v):
-            vals[off + j] = x
-    return vals
 
 
 # Integer, uniform and control instructions of each SASS basic block, read off
@@ -200,7 +150,7 @@ def regtile1d(k, M, N, K, alpha, A, B, beta, C, BM=64, BN=64, BK=8, TM=8):
 
     rolled = dot_rolled(BK, TM)
     a_base = threadRow * TM * BK                  # this thread's contiguous TM*BK floats of As
-    a_vecs = shared_vectors(range(TM * BK), pow2_align(TM * BK))
+    a_vecs = shared_vectors(range(TM * BK), vec_width(TM * BK))
 
     for bk in k.loop(0, K, BK, period=align_period(BK, BK * N)):
         a = A.ld(innerRowA * K + innerColA + bk)              # A += BK per slab
@@ -227,10 +177,7 @@ def regtile1d(k, M, N, K, alpha, A, B, beta, C, BM=64, BN=64, BK=8, TM=8):
 
     k.ops(ints["epilogue"])
     for i in range(TM):
-        idx = (threadRow * TM + i) * N + threadCol
-        c = C.ld(idx)
-        t = k.fmul(c, beta)
-        C.st(idx, k.ffma(acc[i], alpha, t))
+        store_alpha_beta(k, C, (threadRow * TM + i) * N + threadCol, acc[i], alpha, beta)
 
 
 def _check(M, N, K, BM, BN, BK, TM):
@@ -243,8 +190,7 @@ def _check(M, N, K, BM, BN, BK, TM):
     require(BN * BK == threads, NAME,
             f"the B staging loads one element per thread: BN*BK = {BN * BK} must equal "
             f"(BM*BN)/TM = {threads} threads")
-    for nm, v, t, tn in (("M", M, BM, "BM"), ("N", N, BN, "BN"), ("K", K, BK, "BK")):
-        require(v % t == 0, NAME, f"no bounds checks: {nm}={v} must be a multiple of {tn}={t}")
+    require_tile_multiples(NAME, M, N, K, BM, BN, BK)
 
 
 def _launch(M, N, K, BM, BN, BK, TM):

@@ -45,7 +45,8 @@ smsp__inst_executed may be off by some instructions per block, while memory
 instructions, FFMA/FMUL and BAR follow the rules above.
 """
 from gpusim.kernel import KernelSpec, align_period, require
-from kernels_py.regtile1d import load_vectors, parse_ops, pow2_align, shared_vectors
+from kernels_py._common import (load_vectors, parse_ops, require_tile_multiples, shared_vectors,
+                                store_alpha_beta, vec_width)
 
 NAME = "regtile2d"
 DEFAULTS = {"BM": 128, "BN": 128, "BK": 8, "TM": 8, "TN": 8}
@@ -182,13 +183,13 @@ def regtile2d(k, M, N, K, alpha, A, B, beta, C, BM=128, BN=128, BK=8, TM=8, TN=8
     fused = "dot" not in ints                     # dotIdx loop unrolled into the K-loop body
     a_base = threadRow * TM * BK
     b_base = threadCol * TN
-    a_align = pow2_align(TM * BK)
-    b_align = pow2_align(TN)
+    a_align = vec_width(TM * BK)
+    b_align = vec_width(TN)
     trips = []
     for ds, looped in plan:
         a_al, b_al = a_align, b_align
         if looped:
-            a_al = min(a_al, pow2_align(len(ds)))    # the As pointer steps by U floats per trip
+            a_al = min(a_al, vec_width(len(ds)))    # the As pointer steps by U floats per trip
             if TM * TN == 32 and TM > TN:
                 b_al = max(1, b_al // 2)           # ptxas loses 16-B alignment of the Bs pointer
         a_vecs = shared_vectors([i * BK + d for i in range(TM) for d in ds], a_al)
@@ -221,10 +222,7 @@ def regtile2d(k, M, N, K, alpha, A, B, beta, C, BM=128, BN=128, BK=8, TM=8, TN=8
     k.ops(ints["epilogue"])
     for i in range(TM):
         for j in range(TN):
-            idx = (threadRow * TM + i) * N + threadCol * TN + j
-            c = C.ld(idx)
-            t = k.fmul(c, beta)
-            C.st(idx, k.ffma(acc[i][j], alpha, t))
+            store_alpha_beta(k, C, (threadRow * TM + i) * N + threadCol * TN + j, acc[i][j], alpha, beta)
 
 
 def _check(M, N, K, BM, BN, BK, TM, TN):
@@ -238,8 +236,7 @@ def _check(M, N, K, BM, BN, BK, TM, TN):
     require(T % BN == 0 and BK % (T // BN) == 0, NAME,
             f"the B staging loop must cover BK={BK} rows in whole passes of "
             f"threads/BN = {T}/{BN} rows")
-    for nm, v, t, tn in (("M", M, BM, "BM"), ("N", N, BN, "BN"), ("K", K, BK, "BK")):
-        require(v % t == 0, NAME, f"no bounds checks: {nm}={v} must be a multiple of {tn}={t}")
+    require_tile_multiples(NAME, M, N, K, BM, BN, BK)
 
 
 def _launch(M, N, K, BM, BN, BK, TM, TN):

@@ -46,6 +46,7 @@ off for BLOCKSIZE <= 8, whose tiles are so small that loop control is a large sh
 at K = 64 tiles; the non-power-of-2 sizes' division arithmetic is left out).
 """
 from gpusim.kernel import KernelSpec, align_period, require
+from kernels_py._common import lds_runs, row_dot_col, store_alpha_beta
 
 # Integer, uniform and control instructions of each basic block, read off `cuobjdump -sass` of
 # kernels_cuda/smemtile.cu (nvcc 13.0.88, -O3, sm_90). Memory instructions, FFMA/FMUL and
@@ -103,13 +104,6 @@ def _sass(BS):
     return _SASS[16] if 11 <= BS <= 18 else _SASS[32]
 
 
-def lds_runs(n: int):
-    """(offset, width) of the shared loads ptxas makes of n contiguous floats starting at a
-    multiple of n: w floats at a time, w the largest of 4, 2, 1 dividing n."""
-    w = 4 if n % 4 == 0 else 2 if n % 2 == 0 else 1
-    return [(o, w) for o in range(0, n, w)]
-
-
 def smemtile(k, M, N, K, alpha, A, B, beta, C, BLOCKSIZE=32):
     BS = BLOCKSIZE
     cRow, cCol = k.blockIdx.x, k.blockIdx.y
@@ -130,12 +124,8 @@ def smemtile(k, M, N, K, alpha, A, B, beta, C, BLOCKSIZE=32):
         As.st(threadRow * BS + threadCol, a)
         Bs.st(threadRow * BS + threadCol, b)
         k.syncthreads()
-        for off, w in runs:
-            av = As.ld(threadRow * BS + off, vec=w)
-            av = (av,) if w == 1 else av
-            for i in range(w):
-                bv = Bs.ld((off + i) * BS + threadCol)
-                acc = k.ffma(av[i], bv, acc)
+        # acc += As[threadRow*BS + i] * Bs[i*BS + threadCol]
+        acc = row_dot_col(k, As, threadRow * BS, Bs, threadCol, BS, runs, acc)
         k.syncthreads()
         return acc
 
@@ -169,10 +159,7 @@ def smemtile(k, M, N, K, alpha, A, B, beta, C, BLOCKSIZE=32):
                 acc = tile(t, acc)
 
     k.ops(ops["epilogue"])
-    idx = threadRow * N + threadCol
-    c = C.ld(idx)
-    bc = k.fmul(c, beta)
-    C.st(idx, k.ffma(acc, alpha, bc))
+    store_alpha_beta(k, C, threadRow * N + threadCol, acc, alpha, beta)
 
 
 def _check(M, N, K, BLOCKSIZE):

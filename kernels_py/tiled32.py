@@ -59,6 +59,7 @@ divergent warp's re-execution of BSYNC on each path is not modelled.
 import numpy as np
 
 from gpusim.kernel import KernelSpec, align_period, require
+from kernels_py._common import lds_runs, row_dot_col
 
 DEFAULTS = {"BM": 32, "BN": 32, "BK": 32}
 
@@ -195,13 +196,6 @@ def _sass(BM, BN, BK):
     return _SASS[(32, 32, 32)] if BK == BN else _SASS[(32, 32, 16)]
 
 
-def lds_runs(n: int):
-    """(offset, width) of the shared loads ptxas makes of n contiguous floats starting at a
-    multiple of n: w floats at a time, w the largest of 4, 2, 1 dividing n."""
-    w = 4 if n % 4 == 0 else 2 if n % 2 == 0 else 1
-    return [(o, w) for o in range(0, n, w)]
-
-
 def _stage(k, ops, pre, n, S, tid, copy):
     """One strided copy loop `for (e = tid; e < n; e += S) copy(e)`, as ptxas compiled it.
 
@@ -281,12 +275,8 @@ def tiled32(k, M, N, K, alpha, A, B, beta, C, BM=32, BN=32, BK=32):
                         _stage(k, ops, "b_", nB, S, tid, copy_b)
                 k.ops(ops["compute"])
                 k.syncthreads()
-                for off, w in runs:
-                    av = As.ld(ty * BK + off, vec=w)
-                    av = (av,) if w == 1 else av
-                    for i in range(w):
-                        bv = Bs.ld((off + i) * BN + tx)
-                        acc = k.ffma(av[i], bv, acc)
+                # acc += As[ty][i] * Bs[i][tx]
+                acc = row_dot_col(k, As, ty * BK, Bs, tx, BN, runs, acc)
                 k.syncthreads()
             k.ops(ops["store"])
             C.st((brow + ty) * N + bcol + tx, acc)

@@ -46,6 +46,7 @@ then approximate, and ptxas may also pipeline the loop differently (e.g. BM=64, 
 loads As with LDS.64 pairs from a rotated loop), which this model does not follow.
 """
 from gpusim.kernel import KernelSpec, align_period, require
+from kernels_py._common import body_ops, branch_ops, ld_run, vec_width
 
 DEFAULTS = {"BM": 128, "BN": 128, "BK": 8, "TM": 8, "TN": 8}
 
@@ -191,31 +192,6 @@ def sass_blocks(BM, BN, BK, TM, TN):
     return s, False
 
 
-def _body(ops):
-    return {n: c for n, c in ops.items() if n.split(".")[0] not in ("BRA", "EXIT")}
-
-
-def _branch(ops):
-    return {n: c for n, c in ops.items() if n.split(".")[0] in ("BRA", "EXIT")}
-
-
-def smem_vec(row_len, run):
-    """Floats per shared load for a run of `run` floats starting at a multiple of gcd(row_len, run):
-    ptxas merges aligned neighbours into LDS.64 / LDS.128."""
-    for w in (4, 2):
-        if run % w == 0 and row_len % w == 0:
-            return w
-    return 1
-
-
-def _ld_run(arr, start, n, w):
-    out = []
-    for r in range(0, n, w):
-        v = arr.ld(start + r, vec=w)
-        out.extend(v if w > 1 else (v,))
-    return out
-
-
 def vectorized(k, M, N, K, alpha, A, B, beta, C, BM=128, BN=128, BK=8, TM=8, TN=8):
     S, _ = sass_blocks(BM, BN, BK, TM, TN)
     NUM_THREADS = (BM * BN) // (TM * TN)
@@ -239,7 +215,7 @@ def vectorized(k, M, N, K, alpha, A, B, beta, C, BM=128, BN=128, BK=8, TM=8, TN=
 
     k.ops(S["setup"])                                   # zero accumulators, pointers
     acc = [[0.0] * TN for _ in range(TM)]
-    wA, wB = smem_vec(BM, TM), smem_vec(BN, TN)
+    wA, wB = vec_width(TM, BM), vec_width(TN, BN)     # floats per LDS of a run
     u = S["dot_unroll"]
 
     for bkIdx in k.loop(0, K, BK, period=align_period(BK, BK * N)):
@@ -256,20 +232,20 @@ def vectorized(k, M, N, K, alpha, A, B, beta, C, BM=128, BN=128, BK=8, TM=8, TN=
         k.syncthreads()
 
         for d0 in range(0, BK, u):                      # the dotIdx loop, unrolled u times
-            k.ops(_body(S["dot"]))
+            k.ops(body_ops(S["dot"]))
             for dotIdx in range(d0, d0 + u):
-                regM = _ld_run(As, dotIdx * BM + threadRow * TM, TM, wA)
-                regN = _ld_run(Bs, dotIdx * BN + threadCol * TN, TN, wB)
+                regM = ld_run(As, dotIdx * BM + threadRow * TM, TM, wA)
+                regN = ld_run(Bs, dotIdx * BN + threadCol * TN, TN, wB)
                 for i in range(TM):
                     for j in range(TN):
                         acc[i][j] = k.ffma(regM[i], regN[j], acc[i][j])
-            k.ops(_branch(S["dot"]))
-        k.ops(_body(S["tail"]))
+            k.ops(branch_ops(S["dot"]))
+        k.ops(body_ops(S["tail"]))
         k.syncthreads()
-        k.ops(_branch(S["tail"]))
+        k.ops(branch_ops(S["tail"]))
 
     # C: float4 read-modify-write
-    k.ops(_body(S["epi"]))
+    k.ops(body_ops(S["epi"]))
     for i in range(TM):
         for j in range(0, TN, 4):
             idx = (threadRow * TM + i) * N + threadCol * TN + j
@@ -281,7 +257,7 @@ def vectorized(k, M, N, K, alpha, A, B, beta, C, BM=128, BN=128, BK=8, TM=8, TN=
                 else:           # alpha*acc first, then beta*C + that
                     out.append(k.ffma(c[q], beta, k.fmul(acc[i][j + q], alpha)))
             C.st(idx, out, vec=4)
-    k.ops(_branch(S["epi"]))                            # EXIT
+    k.ops(branch_ops(S["epi"]))                            # EXIT
 
 
 def _check(M, N, K, BM, BN, BK, TM, TN):

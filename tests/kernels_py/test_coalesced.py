@@ -3,7 +3,7 @@
 The SASS check parses traces/static/coalesced*.sass (and, where nvcc is
 installed, freshly compiled SASS for other BLOCKSIZEs) into basic blocks and
 multiplies each block's static opcodes by the times a warp executes it; the
-loop schedule is the one naive shares (see tests/kernels_py/test_naive.py).
+loop schedule is the one naive shares (see tests/kernels_py/sass_expect.py).
 """
 import re
 
@@ -11,24 +11,14 @@ import numpy as np
 import pytest
 
 import gpusim
-from gpusim.errors import KernelConfigError
 from kernels_py.coalesced import _udiv_magic
-from tests.kernels_py.test_naive import STATIC, compile_sass, sass_expected
+from tests.kernels_py.sass_expect import (assert_refused, assert_sampled_equals_full, assert_values_close,
+                                          fresh_sass, kloop_outline_counts, static_sass, warps_in_c)
 
 
 def warps_1d(M, N, B):
     """(all warps, warps with a lane inside C) of coalesced's 1-D blocks of B*B threads."""
-    gx, gy = -(-M // B), -(-N // B)
-    tid = np.arange(B * B)
-    bx, by = np.meshgrid(np.arange(gx), np.arange(gy), indexing="ij")
-    row = bx.reshape(-1, 1) * B + tid // B
-    col = by.reshape(-1, 1) * B + tid % B
-    inside = (row < M) & (col < N)
-    nw = -(-B * B // 32)
-    pad = np.zeros((inside.shape[0], nw * 32), bool)
-    pad[:, :B * B] = inside
-    per_warp = pad.reshape(inside.shape[0], nw, 32).any(axis=2)
-    return per_warp.size, int(per_warp.sum())
+    return warps_in_c(M, N, B, rows_along_x=False)
 
 
 @pytest.mark.parametrize("M,N,K,params", [
@@ -41,8 +31,7 @@ def warps_1d(M, N, B):
 ])
 def test_values_match_numpy(M, N, K, params):
     """C = alpha*A*B + beta*C equals numpy, also at sizes that are not multiples of the block."""
-    r = gpusim.simulate("coalesced", M, N, K, mode="full", params=params)
-    assert r.max_rel_error < 1e-5
+    assert_values_close("coalesced", M, N, K, params=params)
 
 
 @pytest.mark.parametrize("params,MNK,match", [
@@ -53,8 +42,7 @@ def test_values_match_numpy(M, N, K, params):
 def test_bad_configurations_are_refused(params, MNK, match):
     """More than 1024 threads, a grid over the y limit and sizes past 32-bit
     indexing stop with a KernelConfigError naming the constraint."""
-    with pytest.raises(KernelConfigError, match=match):
-        gpusim.simulate("coalesced", *MNK, params=params)
+    assert_refused("coalesced", *MNK, match=match, params=params)
 
 
 @pytest.mark.parametrize("M,N,K,params", [
@@ -64,11 +52,7 @@ def test_bad_configurations_are_refused(params, MNK, match):
 def test_sampled_equals_full(M, N, K, params):
     """The fast path (CTA classes, sampled K loop) gives the same metrics and
     per-opcode counts as running every CTA and iteration."""
-    full = gpusim.simulate("coalesced", M, N, K, mode="full", params=params)
-    fast = gpusim.simulate("coalesced", M, N, K, mode="sampled", params=params)
-    assert fast.ctas_simulated < full.ctas_simulated
-    assert fast.metrics == full.metrics
-    assert fast.inst_executed_per_opcode == full.inst_executed_per_opcode
+    assert_sampled_equals_full("coalesced", M, N, K, params=params)
 
 
 @pytest.mark.parametrize("sass,params", [("coalesced.sass", {}),
@@ -79,7 +63,7 @@ def test_opcode_counts_equal_sass_outline(sass, params, M, N, K):
     basic block x the block's trips x the warps that run it."""
     B = params.get("BLOCKSIZE", 32)
     r = gpusim.simulate("coalesced", M, N, K, mode="full", params=params)
-    expected = sass_expected(STATIC / sass, K, *warps_1d(M, N, B))
+    expected = kloop_outline_counts(static_sass(sass), K, *warps_1d(M, N, B))
     assert r.inst_executed_per_opcode == expected
     assert r.metrics["smsp__inst_executed.sum"] == sum(expected.values())
 
@@ -90,12 +74,12 @@ def test_opcode_counts_follow_sass_of_other_blocksizes(bs, tmp_path):
     division with the add step) and 28 (pre-shifted division, post-shift 0):
     counts equal the outline of freshly compiled SASS, and the magic number
     ptxas multiplies by is the one `_udiv_magic` derives (needs nvcc)."""
-    sass = compile_sass("coalesced", {"BLOCKSIZE": bs}, tmp_path)
+    sass = fresh_sass("coalesced", {"BLOCKSIZE": bs}, tmp_path)
     M, N, K = bs + 3, 2 * bs + 1, 30
     r = gpusim.simulate("coalesced", M, N, K, mode="full", params={"BLOCKSIZE": bs})
-    assert r.inst_executed_per_opcode == sass_expected(sass, K, *warps_1d(M, N, bs))
+    assert r.inst_executed_per_opcode == kloop_outline_counts(sass, K, *warps_1d(M, N, bs))
     if bs > 1:
-        m = re.search(r"IMAD\.WIDE\.U32 R\d+, R\d+, (-?0x[0-9a-f]+)", sass.read_text())
+        m = re.search(r"IMAD\.WIDE\.U32 R\d+, R\d+, (-?0x[0-9a-f]+)", sass)
         assert int(m.group(1), 16) & 0xFFFFFFFF == _udiv_magic(bs)[3]
 
 

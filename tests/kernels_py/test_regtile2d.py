@@ -1,13 +1,11 @@
 """regtile2d: values, fast-path exactness, agreement with the twin's SASS, refusals."""
-import json
-
 import pytest
 
 import gpusim
-from gpusim.errors import KernelConfigError
 from kernels_py import regtile2d as mod
-from tests.kernels_py.test_regtile1d import (STATIC, check_hw, fresh_sass, sass_dynamic_counts,
-                                             structural)
+from tests.kernels_py.sass_expect import (HW_INST_KEYS, HW_KEYS, assert_refused, assert_sampled_equals_full,
+                                          assert_values_close, check_hw, fresh_sass, launch_counts,
+                                          static_params, static_sass, structural)
 
 
 # ---------------------------------------------------------------- values
@@ -22,15 +20,13 @@ from tests.kernels_py.test_regtile1d import (STATIC, check_hw, fresh_sass, sass_
 ])
 def test_values_match_numpy(M, N, K, params):
     """C = alpha*A*B + beta*C agrees with numpy (float64) to 1e-5 relative, for several sizes and tilings."""
-    r = gpusim.simulate("regtile2d", M, N, K, params=params, mode="full")
-    assert r.max_rel_error < 1e-5
+    assert_values_close("regtile2d", M, N, K, params=params)
 
 
 @pytest.mark.parametrize("M,N,K,name", [(200, 128, 8, "M=200"), (128, 64, 8, "N=64"), (128, 128, 4, "K=4")])
 def test_refuses_sizes_that_are_not_tile_multiples(M, N, K, name):
     """The twin has no bounds checks: M, N, K must be multiples of BM, BN, BK, and the error says which."""
-    with pytest.raises(KernelConfigError, match=f"{name} must be a multiple of B[MNK]"):
-        gpusim.simulate("regtile2d", M, N, K, mode="full")
+    assert_refused("regtile2d", M, N, K, match=f"{name} must be a multiple of B[MNK]", mode="full")
 
 
 # ---------------------------------------------------------------- fast path
@@ -42,11 +38,7 @@ def test_refuses_sizes_that_are_not_tile_multiples(M, N, K, name):
 def test_sampled_equals_full(M, N, K, params, monkeypatch):
     """The sampled fast path (CTA classes, K-loop residues) gives exactly the full enumeration's counters."""
     monkeypatch.setattr("gpusim.estimate.simulate.ptxas_info", lambda *a: (None, None))  # no compile
-    full = gpusim.simulate("regtile2d", M, N, K, params=params, mode="full")
-    samp = gpusim.simulate("regtile2d", M, N, K, params=params, mode="sampled")
-    assert samp.ctas_simulated < full.ctas_simulated
-    assert samp.inst_executed_per_opcode == full.inst_executed_per_opcode
-    assert samp.metrics == full.metrics
+    assert_sampled_equals_full("regtile2d", M, N, K, params=params)
 
 
 # ---------------------------------------------------------------- SASS agreement
@@ -54,10 +46,10 @@ def test_sampled_equals_full(M, N, K, params, monkeypatch):
 @pytest.mark.parametrize("tag", ["regtile2d", "regtile2d__BN64_TM4"])
 def test_per_opcode_counts_equal_the_committed_sass(tag):
     """Every opcode's executed count equals static-opcodes-per-block x trips of the committed SASS."""
-    params = json.loads((STATIC / f"{tag}.json").read_text())["params"]
-    sass = (STATIC / f"{tag}.sass").read_text()
+    params = static_params(tag)
+    sass = static_sass(tag)
     M, N, K = 2 * params["BM"], 1 * params["BN"], 3 * params["BK"]
-    want = sass_dynamic_counts("regtile2d", params, sass, M, N, K)
+    want, _ = launch_counts("regtile2d", params, sass, M, N, K)
     r = gpusim.simulate("regtile2d", M, N, K, params=params, mode="full")
     assert r.inst_executed_per_opcode == want
     assert r.metrics["smsp__inst_executed.sum"] == sum(want.values())
@@ -76,7 +68,7 @@ def test_follows_fresh_sass_for_other_tilings(p, tmp_path, monkeypatch):
     monkeypatch.setattr("gpusim.estimate.simulate.ptxas_info", lambda *a: (None, None))  # no 2nd compile
     sass = fresh_sass("regtile2d", p, tmp_path)
     M, N, K = p["BM"], p["BN"], 2 * p["BK"]
-    want = sass_dynamic_counts("regtile2d", p, sass, M, N, K)
+    want, _ = launch_counts("regtile2d", p, sass, M, N, K)
     got = gpusim.simulate("regtile2d", M, N, K, params=p, mode="full").inst_executed_per_opcode
     _, exact = mod.int_counts(**p)
     if exact:
@@ -118,8 +110,7 @@ def test_dot_plan_follows_the_observed_unrolling():
 ])
 def test_bad_parameters_are_refused(params, msg):
     """Tilings that break the kernel's assumptions are refused with the constraint named."""
-    with pytest.raises(KernelConfigError, match=msg):
-        gpusim.simulate("regtile2d", 256, 256, 64, params=params, mode="full")
+    assert_refused("regtile2d", 256, 256, 64, match=msg, params=params, mode="full")
 
 
 # ---------------------------------------------------------------- hardware
@@ -127,4 +118,4 @@ def test_bad_parameters_are_refused(params, msg):
 @pytest.mark.parametrize("size", [1024, 4096])
 def test_matches_recorded_hardware_counts(size):
     """Sampled counts equal Nsight Compute's on the H200 (traces/hw/h200), where recorded."""
-    check_hw("regtile2d", size)
+    check_hw("regtile2d", size, keys=HW_KEYS + HW_INST_KEYS)

@@ -2,80 +2,30 @@
 
 The SASS tests read the committed cuobjdump output of the CUDA twin
 (traces/static/smemtile*.sass), cut it into basic blocks, and multiply each block's static
-opcodes by how many times a warp runs it (trip formulas read off the SASS, below). The
-Python kernel must execute exactly that, opcode by opcode.
+opcodes by how many times a warp runs it (trip formulas read off the SASS, below; the
+machinery is in tests/kernels_py/sass_expect.py). The Python kernel must execute exactly
+that, opcode by opcode.
 """
-import importlib.util
-import re
-from collections import Counter
-from pathlib import Path
-
 import pytest
 
 import gpusim
-from gpusim.errors import KernelConfigError
-
-REPO = Path(__file__).resolve().parents[2]
-STATIC = REPO / "traces" / "static"
-
-_INSN = re.compile(r"^\s*/\*([0-9a-f]{4,})\*/\s+(.*?)\s*;")
-
-
-def sass_blocks(path):
-    """{start offset: Counter of opcodes} of the reachable basic blocks of a .sass file.
-
-    Leaders: offset 0, branch targets, the instruction after a BRA or EXIT. The padding after
-    the last EXIT (`BRA .` to itself, NOPs) is dropped."""
-    insns = []
-    for line in Path(path).read_text().splitlines():
-        m = _INSN.match(line)
-        if m:
-            text = re.sub(r"^@!?U?P\w+\s+", "", m.group(2))
-            insns.append((int(m.group(1), 16), text.split()[0], text))
-    while insns and (insns[-1][1] == "NOP" or
-                     (insns[-1][1] == "BRA" and int(insns[-1][2].split()[-1], 16) == insns[-1][0])):
-        insns.pop()
-    leaders = {0}
-    for i, (off, op, text) in enumerate(insns):
-        if op == "BRA":
-            leaders.add(int(text.split()[-1], 16))
-        if op in ("BRA", "EXIT") and i + 1 < len(insns):
-            leaders.add(insns[i + 1][0])
-    blocks, cur = {}, None
-    for off, op, _ in insns:
-        if off in leaders:
-            cur = blocks.setdefault(off, Counter())
-        cur[op] += 1
-    return blocks
-
-
-def expected_counts(sass, trips, warps, ctas):
-    """Executed instructions per opcode: static opcodes of each block x trips per warp."""
-    blocks = sass_blocks(sass)
-    assert set(blocks) == set(trips), "every basic block of the SASS needs a trip formula"
-    total = Counter()
-    for off, ops in blocks.items():
-        for op, n in ops.items():
-            total["BAR.SYNC" if op.startswith("BAR.SYNC") else op] += n * trips[off] * warps * ctas
-    return {k: v for k, v in total.items() if v}
+from tests.kernels_py.sass_expect import (assert_refused, assert_sampled_equals_full, assert_values_close,
+                                          every_warp_counts, outline_counts, static_sass)
 
 
 def test_values_match_numpy():
     """C = alpha*A*B + beta*C within 1e-5 of numpy at several sizes, default and BLOCKSIZE=16."""
     for M, N, K in [(32, 32, 32), (64, 96, 64), (96, 32, 160)]:
-        r = gpusim.simulate("smemtile", M, N, K, mode="full")
-        assert r.max_rel_error < 1e-5, (M, N, K, r.max_rel_error)
+        assert_values_close("smemtile", M, N, K)
     for M, N, K in [(16, 48, 16), (48, 32, 112)]:      # 1 and 7 tiles: x4, x2 and x1 stages
-        r = gpusim.simulate("smemtile", M, N, K, mode="full", params={"BLOCKSIZE": 16})
-        assert r.max_rel_error < 1e-5, (M, N, K, r.max_rel_error)
+        assert_values_close("smemtile", M, N, K, params={"BLOCKSIZE": 16})
 
 
 def test_sizes_without_bounds_checks_are_refused():
     """The twin has no bounds checks: M, N, K not multiples of BLOCKSIZE stop with an error
     naming that constraint."""
     for M, N, K in [(100, 64, 64), (64, 48, 64), (64, 64, 40)]:
-        with pytest.raises(KernelConfigError, match="multiples of BLOCKSIZE=32"):
-            gpusim.simulate("smemtile", M, N, K, mode="full")
+        assert_refused("smemtile", M, N, K, match="multiples of BLOCKSIZE=32", mode="full")
 
 
 @pytest.mark.parametrize("M,N,K,params", [
@@ -85,11 +35,7 @@ def test_sizes_without_bounds_checks_are_refused():
 def test_sampled_equals_full(M, N, K, params):
     """The fast path (CTA classes, periodic K loop) gives exactly the full enumeration's
     metrics and per-opcode counts, at sizes where it really samples."""
-    full = gpusim.simulate("smemtile", M, N, K, params=params, mode="full")
-    fast = gpusim.simulate("smemtile", M, N, K, params=params, mode="sampled")
-    assert fast.ctas_simulated < full.ctas_simulated
-    assert fast.metrics == full.metrics
-    assert fast.inst_executed_per_opcode == full.inst_executed_per_opcode
+    assert_sampled_equals_full("smemtile", M, N, K, params=params)
 
 
 def test_sass_outline_defaults():
@@ -99,7 +45,7 @@ def test_sass_outline_defaults():
     M, N, K = 64, 96, 160
     T = K // 32
     trips = {0x0000: 1, 0x00D0: int(K >= 1), 0x02C0: T, 0x0800: 1}
-    exp = expected_counts(STATIC / "smemtile.sass", trips, warps=32, ctas=(M // 32) * (N // 32))
+    exp = outline_counts(static_sass("smemtile"), trips, warps=32, ctas=(M // 32) * (N // 32))
     r = gpusim.simulate("smemtile", M, N, K, mode="full")
     assert r.inst_executed_per_opcode == exp
     # the departure from the textbook: the As row is read as LDS.128, the Bs column as LDS
@@ -114,22 +60,10 @@ def test_sass_outline_blocksize16(K):
     T = K // 16
     trips = {0x0000: 1, 0x00D0: 1, 0x02F0: int(T >= 4), 0x0310: T // 4, 0x0E20: 1,
              0x0E50: int(T % 4 >= 2), 0x13F0: 1, 0x1410: T % 2, 0x16B0: 1}
-    exp = expected_counts(STATIC / "smemtile__BLOCKSIZE16.sass", trips, warps=8,
-                          ctas=(M // 16) * (N // 16))
+    exp = outline_counts(static_sass("smemtile__BLOCKSIZE16"), trips, warps=8,
+                         ctas=(M // 16) * (N // 16))
     r = gpusim.simulate("smemtile", M, N, K, mode="full", params={"BLOCKSIZE": 16})
     assert r.inst_executed_per_opcode == exp
-
-
-def _twin_emulator():
-    path = REPO / "kernels_cuda" / "build.py"
-    try:
-        spec = importlib.util.spec_from_file_location("_smemtile_twin_build", path)
-        mod = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(mod)
-        mod.parse_sass, mod.emulate, mod.launch_shape  # noqa: B018 - the API used below
-    except Exception as e:   # noqa: BLE001 - no emulator, no cross-check
-        pytest.skip(f"kernels_cuda/build.py emulator unavailable: {e}")
-    return mod
 
 
 @pytest.mark.parametrize("sass,params,size", [
@@ -140,20 +74,10 @@ def test_sass_emulator_cross_check(sass, params, size):
     """Independent of the trip formulas: kernels_cuda/build.py's SASS emulator walks lane 0
     of every warp of every CTA through the real instruction stream; the sum equals the
     Python kernel's per-opcode counts (every warp of these kernels is uniform)."""
-    b = _twin_emulator()
     M, N, K = size
-    insns = b.parse_sass((STATIC / sass).read_text())
-    block, grid = b.launch_shape("smemtile", params, M, N)
-    exp = Counter()
-    for cx in range(grid[0]):
-        for cy in range(grid[1]):
-            for w in range(block[0] // 32):
-                counts, _ = b.emulate(insns, "smemtile", params, M, N, K,
-                                      tid=(32 * w, 0, 0), ctaid=(cx, cy, 0))
-                for op, n in counts.items():
-                    exp["BAR.SYNC" if op.startswith("BAR.SYNC") else op] += n
+    exp = every_warp_counts("smemtile", params, static_sass(sass), M, N, K)
     r = gpusim.simulate("smemtile", M, N, K, mode="full", params=params)
-    assert r.inst_executed_per_opcode == dict(exp)
+    assert r.inst_executed_per_opcode == exp
 
 
 @pytest.mark.parametrize("params,match", [
@@ -163,8 +87,7 @@ def test_sass_emulator_cross_check(sass, params, size):
 ])
 def test_bad_parameters_are_refused(params, match):
     """Parameters the twin cannot take stop with a KernelConfigError naming the constraint."""
-    with pytest.raises(KernelConfigError, match=match):
-        gpusim.simulate("smemtile", 64, 64, 64, params=params)
+    assert_refused("smemtile", 64, 64, 64, match=match, params=params)
 
 
 def test_other_blocksize_memory_structure():

@@ -2,85 +2,33 @@
 
 The SASS tests read the committed cuobjdump output of the CUDA twin
 (traces/static/tiled32*.sass), cut it into basic blocks, and multiply each block's static
-opcodes by how many times each warp runs it (trip formulas read off the SASS, below). The
-Python kernel must execute exactly that, opcode by opcode.
+opcodes by how many times each warp runs it (trip formulas read off the SASS, below; the
+machinery is in tests/kernels_py/sass_expect.py). The Python kernel must execute exactly
+that, opcode by opcode.
 """
-import importlib.util
-import re
-from collections import Counter
-from pathlib import Path
-
 import pytest
 
 import gpusim
 from gpusim.errors import KernelConfigError, LaunchError
-
-REPO = Path(__file__).resolve().parents[2]
-STATIC = REPO / "traces" / "static"
-
-_INSN = re.compile(r"^\s*/\*([0-9a-f]{4,})\*/\s+(.*?)\s*;")
-
-
-def sass_blocks(path):
-    """{start offset: Counter of opcodes} of the reachable basic blocks of a .sass file.
-
-    Leaders: offset 0, branch targets, the instruction after a BRA or EXIT. The padding after
-    the last EXIT (`BRA .` to itself, NOPs) is dropped."""
-    insns = []
-    for line in Path(path).read_text().splitlines():
-        m = _INSN.match(line)
-        if m:
-            text = re.sub(r"^@!?U?P\w+\s+", "", m.group(2))
-            insns.append((int(m.group(1), 16), text.split()[0], text))
-    while insns and (insns[-1][1] == "NOP" or
-                     (insns[-1][1] == "BRA" and int(insns[-1][2].split()[-1], 16) == insns[-1][0])):
-        insns.pop()
-    leaders = {0}
-    for i, (off, op, text) in enumerate(insns):
-        if op == "BRA":
-            leaders.add(int(text.split()[-1], 16))
-        if op in ("BRA", "EXIT") and i + 1 < len(insns):
-            leaders.add(insns[i + 1][0])
-    blocks, cur = {}, None
-    for off, op, _ in insns:
-        if off in leaders:
-            cur = blocks.setdefault(off, Counter())
-        cur[op] += 1
-    return blocks
-
-
-def expected_counts(sass, trips_of_warp, warps, ctas):
-    """Executed instructions per opcode: static opcodes of each block x trips, summed over
-    the warps of a CTA (trips_of_warp(w) -> {block offset: trips}) and the CTAs."""
-    blocks = sass_blocks(sass)
-    total = Counter()
-    for w in range(warps):
-        trips = trips_of_warp(w)
-        assert set(blocks) == set(trips), "every basic block of the SASS needs a trip formula"
-        for off, ops in blocks.items():
-            for op, n in ops.items():
-                total["BAR.SYNC" if op.startswith("BAR.SYNC") else op] += n * trips[off] * ctas
-    return {k: v for k, v in total.items() if v}
+from tests.kernels_py.sass_expect import (assert_refused, assert_sampled_equals_full, assert_values_close,
+                                          every_warp_counts, outline_counts, static_sass)
 
 
 def test_values_match_numpy():
     """C = A*B (alpha, beta ignored, as in the seed) within 1e-5 of numpy at several sizes,
     for the defaults and for tilings whose copy loops take 0, 2 or 16 elements per thread."""
     for M, N, K in [(32, 32, 32), (64, 96, 64), (96, 32, 160)]:
-        r = gpusim.simulate("tiled32", M, N, K, mode="full")
-        assert r.max_rel_error < 1e-5, (M, N, K, r.max_rel_error)
+        assert_values_close("tiled32", M, N, K)
     for params, (M, N, K) in [({"BM": 16, "BN": 64, "BK": 16}, (32, 128, 48)),
                               ({"BM": 4, "BN": 4, "BK": 64}, (8, 12, 128))]:
-        r = gpusim.simulate("tiled32", M, N, K, mode="full", params=params)
-        assert r.max_rel_error < 1e-5, (params, r.max_rel_error)
+        assert_values_close("tiled32", M, N, K, params=params)
 
 
 def test_sizes_without_bounds_checks_are_refused():
     """The twin has no bounds checks: M, N, K not multiples of BM, BN, BK stop with an error
     naming that constraint."""
     for M, N, K in [(100, 64, 64), (64, 48, 64), (64, 64, 40)]:
-        with pytest.raises(KernelConfigError, match="multiples of BM=32, BN=32, BK=32"):
-            gpusim.simulate("tiled32", M, N, K, mode="full")
+        assert_refused("tiled32", M, N, K, match="multiples of BM=32, BN=32, BK=32", mode="full")
 
 
 @pytest.mark.parametrize("M,N,K,params", [
@@ -91,11 +39,7 @@ def test_sizes_without_bounds_checks_are_refused():
 def test_sampled_equals_full(M, N, K, params):
     """The fast path (CTA classes, periodic K loop) gives exactly the full enumeration's
     metrics and per-opcode counts, at sizes where it really samples."""
-    full = gpusim.simulate("tiled32", M, N, K, params=params, mode="full")
-    fast = gpusim.simulate("tiled32", M, N, K, params=params, mode="sampled")
-    assert fast.ctas_simulated < full.ctas_simulated
-    assert fast.metrics == full.metrics
-    assert fast.inst_executed_per_opcode == full.inst_executed_per_opcode
+    assert_sampled_equals_full("tiled32", M, N, K, params=params)
 
 
 def test_sass_outline_defaults():
@@ -110,8 +54,7 @@ def test_sass_outline_defaults():
              0x04B0: T, 0x0500: T, 0x0570: T, 0x0610: 0, 0x06E0: T, 0x0710: 0,
              0x0AC0: T, 0x0B00: T, 0x0BA0: 0, 0x0C70: T, 0x0C90: 0,
              0x1040: T, 0x1530: 1, 0x15B0: 1, 0x15F0: 1}
-    exp = expected_counts(STATIC / "tiled32.sass", lambda w: trips, warps=32,
-                          ctas=(M // 32) * (N // 32))
+    exp = outline_counts(static_sass("tiled32"), trips, warps=32, ctas=(M // 32) * (N // 32))
     r = gpusim.simulate("tiled32", M, N, K, mode="full")
     assert r.inst_executed_per_opcode == exp
     # the departure from the textbook: the As row is read as LDS.128, the Bs column as LDS
@@ -132,22 +75,10 @@ def test_sass_outline_variant():
                 0x0C90: T, 0x0CE0: T, 0x0D30: T, 0x0DD0: 0, 0x0EA0: T, 0x0EC0: 0,
                 0x1270: T, 0x1520: 1, 0x15E0: 1, 0x1620: 1}
 
-    exp = expected_counts(STATIC / "tiled32__BM16_BN64_BK16.sass", trips, warps=32,
-                          ctas=(M // 16) * (N // 64))
+    exp = outline_counts(static_sass("tiled32__BM16_BN64_BK16"), trips, warps=32,
+                         ctas=(M // 16) * (N // 64))
     r = gpusim.simulate("tiled32", M, N, K, mode="full", params={"BM": 16, "BN": 64, "BK": 16})
     assert r.inst_executed_per_opcode == exp
-
-
-def _twin_emulator():
-    path = REPO / "kernels_cuda" / "build.py"
-    try:
-        spec = importlib.util.spec_from_file_location("_tiled32_twin_build", path)
-        mod = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(mod)
-        mod.parse_sass, mod.emulate, mod.launch_shape  # noqa: B018 - the API used below
-    except Exception as e:   # noqa: BLE001 - no emulator, no cross-check
-        pytest.skip(f"kernels_cuda/build.py emulator unavailable: {e}")
-    return mod
 
 
 @pytest.mark.parametrize("sass,params,size", [
@@ -158,21 +89,10 @@ def test_sass_emulator_cross_check(sass, params, size):
     """Independent of the trip formulas: kernels_cuda/build.py's SASS emulator walks lane 0
     of every warp of every CTA through the real instruction stream; the sum equals the
     Python kernel's per-opcode counts (every warp of these launches is uniform)."""
-    b = _twin_emulator()
     M, N, K = size
-    insns = b.parse_sass((STATIC / sass).read_text())
-    block, grid = b.launch_shape("tiled32", params, M, N)
-    exp = Counter()
-    for cx in range(grid[0]):
-        for cy in range(grid[1]):
-            for w in range(block[0] * block[1] // 32):
-                t = 32 * w
-                counts, _ = b.emulate(insns, "tiled32", params, M, N, K,
-                                      tid=(t % block[0], t // block[0], 0), ctaid=(cx, cy, 0))
-                for op, n in counts.items():
-                    exp["BAR.SYNC" if op.startswith("BAR.SYNC") else op] += n
+    exp = every_warp_counts("tiled32", params, static_sass(sass), M, N, K)
     r = gpusim.simulate("tiled32", M, N, K, mode="full", params=params)
-    assert r.inst_executed_per_opcode == dict(exp)
+    assert r.inst_executed_per_opcode == exp
 
 
 def test_two_elements_per_thread_predicated_third():
@@ -215,5 +135,4 @@ def test_predicated_off_loads_are_not_requests():
 def test_bad_parameters_are_refused(params, err, match):
     """Parameters the twin cannot take stop with an error naming the constraint (threads per
     block, positive tiles, known names, static shared memory per block)."""
-    with pytest.raises(err, match=match):
-        gpusim.simulate("tiled32", 256, 256, 256, params=params)
+    assert_refused("tiled32", 256, 256, 256, match=match, error=err, params=params)
