@@ -63,16 +63,41 @@ class GPU:
     # --- timing engine (gpusim/timing, issue 4): integer cycles at the SM clock. Defaults are the
     # H200's; "(unverified)" figures are guesses to be replaced by microbenchmarks. ---
     fma_subpipe_issue_interval_cycles: int = 2  # [M] pipe_fma peak 1.0/SMSP = heavy 0.5 + lite 0.5 [F-302018]
-    alu_issue_interval_cycles: int = 2      # (unverified) 16 INT32 lanes/SMSP -> 0.5 warp-inst/cycle
+    alu_issue_interval_cycles: int = 2      # [M] micro/fma_issue_rate.json IADD3 0.49-0.50 warp-inst/cycle/SMSP
     xu_issue_interval_cycles: int = 8       # (unverified) 16 SFU lanes/SM -> 0.125 warp-inst/cycle/SMSP
-    imad_latency_cycles: int = 4            # (unverified) taken equal to FFMA's
-    alu_latency_cycles: int = 4             # (unverified) IADD3/LOP3/ISETP ... dependent latency
+    imad_latency_cycles: int = 4            # [M] micro/latency_imad.json 4.05
+    alu_latency_cycles: int = 4             # [M] micro/latency_iadd3.json 4.04 (IADD3; LOP3/ISETP taken equal)
     xu_latency_cycles: int = 18             # (unverified) MUFU/conversions, treated as fixed latency
     other_latency_cycles: int = 4           # (unverified) uniform, ADU (S2R, LDC) and CBU results
-    mio_queue_depth: int = 8                # (unverified) instructions per SMSP; measure with LDS bursts
-    lg_queue_depth: int = 8                 # (unverified) instructions per SMSP
+    # [M] micro/mio_queue_depth.json: one warp stalls with 31 LDS in flight (1 in the shared pipe,
+    # 30 queued); four warps, one per SMSP, with 13.2 each: 53 in flight in the SM, 52 queued
+    mio_queue_depth: int = 30               # [M] instructions per SMSP (micro/mio_queue_depth.json)
+    mio_sm_queue_depth: int = 52            # [M] all SMSPs together (micro/mio_queue_depth.json)
+    # [M] micro/lg_queue_depth.json: one warp stalls with 36.9 LDG in flight, four warps with 23.3 each
+    lg_queue_depth: int = 36                # [M] instructions per SMSP (micro/lg_queue_depth.json)
+    lg_sm_queue_depth: int = 92             # [M] all SMSPs together (micro/lg_queue_depth.json)
     l2_to_l1_bytes_per_sm_cycle: int = 128  # [M] ncu peak, HARDWARE.md s.2
-    bar_sync_release_cycles: int = 1        # (unverified) last arrival -> first issue after BAR.SYNC
+    # [M] micro/barrier_cost.json: 14.16 / 16.16 / 20.16 / 28.16 / 44.17 / 76.17 cycles per barrier
+    # for 1 / 2 / 4 / 8 / 16 / 32 warps = 12 + 2 x warps: arrivals processed one per 2 cycles,
+    # release 12 cycles after the last one
+    bar_sync_release_cycles: int = 12       # [M] micro/barrier_cost.json
+    bar_sync_arrive_cycles: int = 2         # [M] micro/barrier_cost.json
+    # L1TEX data stage: one 128-B line (4 sectors of one line) per cycle, as the shared data
+    # stage's 128 B/cycle [M] and ncu's L2->L1 128 B/cycle peak; micro/lg_queue_depth.json's
+    # four-warp bursts of 32-line L1 hits drain at 0.8 lines/cycle (not used: queue-limited?)
+    l1_data_lines_per_cycle: int = 1        # (unverified peak) lines per cycle per SM
+    # [M] micro/fma_issue_rate.json (+ fma_pipes_ncu.json): 8 warps/SMSP with 1 / 2 / 4 independent
+    # FFMA chains each issue 0.49 / 0.66 / 0.97 warp-inst/cycle/SMSP (1 warp with 4: 0.91): an FP32
+    # instruction cannot dispatch in the cycle after another warp's issue on the same SMSP (no
+    # operand reuse across warps; ncu shows the bubble as dispatch_stall)
+    fma_warp_switch_bubble: bool = True     # [M] micro/fma_issue_rate.json
+    l2_bandwidth_gbps: float = 7368.9       # [M] micro/bandwidth_l2.json, chip-wide L2 read
+    dram_achieved_bandwidth_gbps: float = 4328.9  # [M] micro/bandwidth_dram.json, chip-wide read
+    # [M] micro/lg_throughput.json: a global load that hits L1 costs one L1TEX data-stage wavefront per
+    # distinct 128-B line it touches (ncu l1tex__data_pipe_lsu_wavefronts_mem_lgds = D exactly), and
+    # the stage retires 0.987-0.998 wavefronts per SM cycle for D = 4..32 lines per request (64 warps
+    # per SM); D = 1 and 2 cost ~2.5 cycles per request (another limit). Confirms l1_data_lines_per_cycle.
+    l1_data_wavefronts_per_sm_cycle: float = 1.0  # [M] micro/lg_throughput.json
 
     def describe(self) -> dict:
         return {f.name: getattr(self, f.name) for f in fields(self)}
@@ -101,11 +126,11 @@ H200 = GPU(
     sm_clock_max_mhz=1980.0,              # [M]
     dram_bandwidth_gbps=4810.0,           # [M] 6016-bit x 3.201 GHz DDR
     fp32_lanes_per_smsp=32,               # [F-302018] FMA-heavy 16 + FMA-lite 16
-    ffma_dependent_latency_cycles=4.06,   # [M] HARDWARE.md s.2
-    lds_latency_cycles=23.0,              # [M] HARDWARE.md s.2
-    l1_hit_latency_cycles=35.0,           # [M] HARDWARE.md s.2
-    l2_hit_latency_cycles=282.0,          # [M] HARDWARE.md s.2 (281-284)
-    dram_latency_ns=335.0,                # [M] HARDWARE.md s.2 (654-681 cycles at 1.98 GHz)
+    ffma_dependent_latency_cycles=4.07,   # [M] micro/latency_ffma.json
+    lds_latency_cycles=23.0,              # [M] micro/latency_lds.json
+    l1_hit_latency_cycles=32.07,          # [M] micro/latency_l1_hit.json
+    l2_hit_latency_cycles=281.47,         # [M] micro/latency_l2_hit.json (8 MiB .cg chase)
+    dram_latency_ns=345.4,                # [M] micro/latency_dram.json (683.8 cycles at 1.98 GHz)
     issue_per_smsp_per_cycle=1.0,         # [M] smsp__issue_active peak 1
     fma_pipe_warp_inst_per_smsp_cycle=1.0,  # [M] heavy 0.5 + lite 0.5
     shared_wavefronts_per_sm_cycle=1.0,   # [M] ncu peak
@@ -150,6 +175,8 @@ RTX_A6000 = GPU(
     l1_sectors_per_sm_cycle=16.0,         # (unverified)
     sector_bytes=32,
     line_bytes=128,
+    l2_bandwidth_gbps=2 * 768.0,          # (unverified) guess: twice DRAM
+    dram_achieved_bandwidth_gbps=768.0,   # (unverified) datasheet peak
 )
 
 RTX_5080 = GPU(
@@ -187,6 +214,8 @@ RTX_5080 = GPU(
     l1_sectors_per_sm_cycle=16.0,         # (unverified)
     sector_bytes=32,
     line_bytes=128,
+    l2_bandwidth_gbps=2 * 960.0,          # (unverified) guess: twice DRAM
+    dram_achieved_bandwidth_gbps=960.0,   # (unverified) datasheet peak
 )
 
 PRESETS: dict[str, GPU] = {"h200": H200, "a6000": RTX_A6000, "rtx5080": RTX_5080}

@@ -36,10 +36,17 @@ def cmd_run(a):
                      keep_trace=bool(a.save_trace), progress=prog)
     if a.save_trace:
         r.trace.save(a.save_trace)
+    pred = None
+    if not a.no_time:
+        from gpusim.timing.kernel_time import predict
+        pred = predict(r)
     if a.json:
-        print(json.dumps(r.to_json(), indent=1))
+        out = r.to_json()
+        if pred is not None:
+            out.update(pred.to_json())
+        print(json.dumps(out, indent=1))
     else:
-        render.print_summary(r)
+        render.print_summary(r, pred)
         if a.save_trace:
             render.console.print(f"trace written to {a.save_trace}")
     if a.trace:
@@ -62,15 +69,20 @@ def cmd_list(a):
 
 def cmd_compare(a):
     from gpusim.report import render
-    from gpusim.report.compare import compare_rows
+    from gpusim.report.compare import compare_rows, timed_sim, timing_summary
     rows = []
-    for size in ([a.size] if a.size else [1024, 2048, 4096]):
+    sizes = [a.size] if a.size else [1024, 2048, 4096]
+    for size in sizes:
         with render.progress_bar(f"simulating at {size}", enabled=not a.json):
-            rows += [dict(r._asdict(), size=size) for r in compare_rows(a.kernels or None, size)]
+            rows += [dict(r._asdict(), size=size) for r in compare_rows(a.kernels or None, size,
+                                                                        sim_fn=None if a.no_time else timed_sim)]
+    summary = None if a.no_time else timing_summary(rows)
     if a.json:
-        print(json.dumps(rows, indent=1))
+        print(json.dumps({"rows": rows, "summary": summary} if summary else rows, indent=1))
     else:
         render.print_compare(rows, "simulated vs recorded on the H200 (traces/hw/h200)")
+        if summary:
+            render.print_timing_summary(summary)
     return 0
 
 
@@ -113,6 +125,7 @@ def build_parser():
     r.add_argument("--timeline", metavar="PATH.json", help="where --trace writes the timeline "
                    "(default traces/sim/KERNEL_MxNxK.json)")
     r.add_argument("--save-trace", metavar="PATH.npz", help="save the simulated CTAs' per-warp trace")
+    r.add_argument("--no-time", action="store_true", help="counts only: skip the whole-kernel time prediction")
     r.set_defaults(func=cmd_run)
 
     ls = sub.add_parser("list", help="list the kernels and their parameters")
@@ -122,6 +135,7 @@ def build_parser():
     c.add_argument("kernels", nargs="*")
     c.add_argument("--size", type=int)
     c.add_argument("--json", action="store_true")
+    c.add_argument("--no-time", action="store_true", help="counts only (no time and stall rows)")
     c.set_defaults(func=cmd_compare)
 
     hw = sub.add_parser("hw", help="hardware side (needs a GPU, cupy and nvcc)")

@@ -82,3 +82,79 @@ def compare_rows(kernels=None, size: int = 4096,
                 continue
             rows.append(Row(k, metric, s, r, s - r))
     return rows
+
+
+STALL_PREFIX = "smsp__average_warps_issue_stalled_"
+STALL_SUFFIX = "_per_issue_active.ratio"
+TIME_METRICS = ("time_ms", "sm__cycles_elapsed.avg", "smsp__average_warp_latency_per_inst_issued.ratio",
+                "sm__warps_active.avg.pct_of_peak_sustained_active", "smsp__issue_active.avg.per_cycle_active")
+
+
+def timed_sim(kernel: str, size: int) -> dict:
+    """Counts plus the whole-kernel prediction (gpusim.timing.kernel_time): time_ms, cycles,
+    warp latency per issued instruction, every stall ratio, achieved occupancy, issue rate."""
+    from gpusim import simulate
+    from gpusim.timing.kernel_time import predict
+    r = simulate(kernel, M=size, N=size, K=size)
+    p = predict(r)
+    out = dict(r.metrics)
+    out.update({k: v for k, v in p.metrics.items() if k in TIME_METRICS or k.startswith(STALL_PREFIX)})
+    out["time_ms"] = p.time_ms
+    return out
+
+
+def stall_name(metric: str) -> str | None:
+    if metric.startswith(STALL_PREFIX) and metric.endswith(STALL_SUFFIX):
+        return metric[len(STALL_PREFIX):-len(STALL_SUFFIX)]
+    return None
+
+
+def top_stall(values: dict) -> str | None:
+    """The largest stall reason other than selected, from {reason: ratio}."""
+    cand = {k: v for k, v in values.items() if k != "selected"}
+    return max(cand, key=cand.get) if cand else None
+
+
+def _rank_agreement(sim: dict, rec: dict) -> tuple[bool, float]:
+    """(same order?, Kendall tau) of the kernels' predicted vs recorded times."""
+    ks = sorted(set(sim) & set(rec))
+    conc = disc = 0
+    for i, a in enumerate(ks):
+        for b in ks[i + 1:]:
+            s = (sim[a] - sim[b]) * (rec[a] - rec[b])
+            conc += s > 0
+            disc += s < 0
+    n = conc + disc
+    return disc == 0, (conc - disc) / n if n else 1.0
+
+
+def timing_summary(rows: list[dict]) -> dict:
+    """From compare rows (dicts with kernel, size, metric, simulated, recorded): MAPE and max
+    |error| of time_ms over every point, rank agreement per size, top-stall agreement per size."""
+    times, stalls = {}, {}
+    for r in rows:
+        key = (r["kernel"], r["size"])
+        if r["metric"] == "time_ms":
+            times[key] = (r["simulated"], r["recorded"])
+        name = stall_name(r["metric"])
+        if name:
+            stalls.setdefault(key, ({}, {}))
+            stalls[key][0][name] = r["simulated"]
+            stalls[key][1][name] = r["recorded"]
+    if not times:
+        return {}
+    err = {k: 100.0 * (s / h - 1.0) for k, (s, h) in times.items()}
+    out = {"points": len(err), "mape_pct": sum(abs(e) for e in err.values()) / len(err),
+           "max_abs_error_pct": max(abs(e) for e in err.values()),
+           "worst": "%s@%d" % max(err, key=lambda k: abs(err[k])), "sizes": {}}
+    for size in sorted({k[1] for k in times}):
+        sim = {k: v[0] for (k, s), v in times.items() if s == size}
+        rec = {k: v[1] for (k, s), v in times.items() if s == size}
+        same, tau = _rank_agreement(sim, rec)
+        agree = [k for (k, s), (sv, rv) in stalls.items() if s == size and top_stall(sv) == top_stall(rv)]
+        n_st = sum(1 for (k, s) in stalls if s == size)
+        out["sizes"][size] = {"rank_same": same, "kendall_tau": tau,
+                              "top_stall_agree": len(agree), "top_stall_of": n_st,
+                              "top_stall": {k: (top_stall(sv), top_stall(rv))
+                                            for (k, s), (sv, rv) in stalls.items() if s == size}}
+    return out

@@ -45,7 +45,7 @@ def _ratio(a, b):
     return f"{a / b:.3f}" if b else "-"
 
 
-def print_summary(r):
+def print_summary(r, pred=None):
     m = r.metrics
     p = ", ".join(f"{k}={v}" for k, v in r.params.items())
     console.print(f"[bold]{r.kernel}[/bold] on {r.arch}  M={r.M} N={r.N} K={r.K}  ({p})")
@@ -97,7 +97,47 @@ def print_summary(r):
         console.print(f"loads per FFMA: shared {lds / ffma:.4f}, global {ldg / ffma:.4f}")
     for note in r.notes:
         console.print(f"[yellow]note:[/yellow] {note}")
-    console.print("[dim]predicted time: not yet (whole-kernel timing is pending); --trace times a window[/dim]")
+    if pred is None:
+        console.print("[dim]predicted time: skipped (--no-time)[/dim]")
+    else:
+        print_prediction(pred)
+
+
+def print_prediction(p):
+    """Speed Of Light time and the Warp State Statistics of the whole-kernel prediction."""
+    from gpusim.timing.states import STATES, stall_metric
+    m = p.metrics
+    console.print(f"[bold]predicted time {p.time_ms:.4f} ms[/bold]  ({p.cycles:,.0f} cycles = sm__cycles_elapsed.avg, "
+                  f"{p.gflops:,.0f} GFLOP/s)")
+    rounds = "; ".join(f"{r.count} x {r.ctas} resident CTA(s), {r.trips} trips"
+                       + (f" at {r.per_trip:,.1f} cycles/trip" if r.per_trip else " (timed in full)")
+                       for r in p.rounds)
+    console.print(f"[dim]busiest SM: {p.ctas_per_sm} CTAs = {rounds}; windows of {p.windows[0]} and "
+                  f"{p.windows[1]} trips; global loads: {p.memory_levels}[/dim]")
+    console.print(f"achieved occupancy {m['sm__warps_active.avg.pct_of_peak_sustained_active']:.1f} %, "
+                  f"issue active {100 * m['smsp__issue_active.avg.per_cycle_active']:.1f} %")
+    total = m["smsp__average_warp_latency_per_inst_issued.ratio"]
+    st = Table(title=f"Warp State Statistics: smsp__average_warp_latency_per_inst_issued.ratio = {total:.2f}")
+    st.add_column("stall reason (ncu)")
+    st.add_column("cycles / issued inst", justify="right")
+    st.add_column("share", justify="right")
+    for name in sorted(STATES, key=lambda s: -p.stalls.get(stall_metric(s), 0)):
+        v = p.stalls.get(stall_metric(name), 0.0)
+        if v:
+            st.add_row(name, f"{v:.3f}", f"{100 * v / total:.1f} %")
+    console.print(st)
+    for note in p.notes:
+        console.print(f"[dim]note: {note}[/dim]")
+
+
+def print_timing_summary(s):
+    """The compare summary line(s): time MAPE, max error, rank and top-stall agreement."""
+    parts = [f"time: MAPE {s['mape_pct']:.1f} %, max |error| {s['max_abs_error_pct']:.1f} % ({s['worst']}) "
+             f"over {s['points']} points"]
+    for size, v in s["sizes"].items():
+        parts.append(f"{size}: ranks {'same' if v['rank_same'] else 'differ'} (Kendall tau {v['kendall_tau']:.2f}), "
+                     f"top stall agrees {v['top_stall_agree']}/{v['top_stall_of']}")
+    console.print("[bold]summary[/bold] " + "; ".join(parts))
 
 
 def print_kernel_list(specs):

@@ -13,7 +13,8 @@ Model (all times integer SM cycles; `t` is the current cycle):
                      missing global-load result is long_scoreboard, a shared-load one
                      short_scoreboard, any other wait; with several, that order wins;
       mio/lg queue - a shared (global) instruction needs a free slot in its SMSP's MIO
-                     (LG) queue, else mio_throttle (lg_throttle);
+                     (LG) queue and the SM's MIO (LG) queues together below their SM-wide
+                     cap, else mio_throttle (lg_throttle);
       math pipe    - FFMA/FMUL/FADD need FMA-lite or FMA-heavy free, IMAD needs
                      FMA-heavy, ALU ops the ALU pipe, XU ops the XU pipe; each pipe takes
                      one warp-instruction per interval cycles, else math_pipe_throttle.
@@ -24,12 +25,17 @@ Model (all times integer SM cycles; `t` is the current cycle):
     is busy for `wavefronts` cycles; a load's result is ready at
     start + wavefronts - 1 + lds_latency (so an uncontended LDS costs lds_latency).
   * Global memory: the L1TEX stage takes the oldest LG queue head when free, busy for
-    ceil(sectors / l1_sectors_per_cycle) cycles (at least 1: one request per cycle).
-    A load's data comes from level[row] (0 L1, 1 L2, 2 DRAM: the hook for a cache
-    model; lower() sets every load to L2 for now) after that level's latency; L2/DRAM
-    data also crosses the L2->L1 fill path in order at fill_bytes per cycle.
-  * BAR.SYNC: the warp waits until every warp of its CTA that has not finished issuing
-    arrived; they resume bar_release cycles after the last arrival.
+    max(ceil(sectors / l1_sectors_per_cycle), ceil(lines / l1_lines_per_cycle), 1) cycles:
+    the tag stage takes 16 sectors a cycle, the data stage one 128-B line a cycle.
+    A load's data comes from level[row] (0 L1, 1 L2, 2 DRAM, from the cache model or all L2)
+    after that level's latency. An L1 miss also takes its bytes through the SM's share of
+    the chip's L2 bandwidth (no more than the L2->L1 port, fill_bytes a cycle) and a DRAM
+    miss through its share of the DRAM bandwidth: in-order servers in 1/256-cycle units;
+    the data is ready at the later of the latency and the servers' completion.
+  * BAR.SYNC: the CTA's barrier unit processes arrivals one per bar_arrive cycles (each
+    at max(its issue, the previous processed) + bar_arrive); when every warp of the CTA
+    that has not finished issuing arrived, they resume bar_release cycles after the last
+    processed arrival (barrier_cost micro: 12 + 2 x warps cycles per barrier).
   * EXIT issues like any CBU instruction (kernels emit a basic block's integer and control
     ops as counts, so it need not be a warp's last row); a warp ends with its last row.
     A warp that issued its last row stays resident in drain while its
@@ -44,7 +50,8 @@ import numpy as np
 from numba import njit
 
 from gpusim.timing.states import (N_STATES, S_SELECTED, S_NOT_SELECTED, S_WAIT, S_SHORT_SB, S_LONG_SB,
-                                  S_MIO_THROTTLE, S_LG_THROTTLE, S_MATH_THROTTLE, S_BARRIER, S_DRAIN)
+                                  S_MIO_THROTTLE, S_LG_THROTTLE, S_MATH_THROTTLE, S_BARRIER, S_DRAIN,
+                                  S_DISPATCH)
 
 # row classes
 C_FIXED, C_LDS, C_STS, C_LDG, C_STG, C_BAR, C_EXIT = range(7)
@@ -53,7 +60,9 @@ U_NONE, U_FMA, U_HEAVY, U_ALU, U_XU = range(5)
 # params vector
 (P_FMA_INTERVAL, P_ALU_INTERVAL, P_XU_INTERVAL, P_MIO_DEPTH, P_LG_DEPTH, P_LDS_LAT,
  P_L1_LAT, P_L2_LAT, P_DRAM_LAT, P_L1_SECTORS, P_FILL_BYTES, P_SECTOR_BYTES, P_BAR_RELEASE,
- P_POLICY, N_PARAMS) = range(15)
+ P_POLICY, P_MIO_SM_DEPTH, P_LG_SM_DEPTH, P_L1_LINES, P_BAR_ARRIVE, P_L2_SHARE_FP, P_DRAM_SHARE_FP,
+ P_SWITCH_FMA, N_PARAMS) = range(22)
+FP = 256              # sub-cycle units of the L2 / DRAM bandwidth servers
 POLICY_GTO, POLICY_LRR = 0, 1
 # counters vector
 (K_HEAVY, K_LITE, K_ALU, K_XU, K_SHARED_BUSY, K_L1_BUSY, K_FILL_BUSY, K_DEADLOCK, N_COUNTERS) = range(9)
@@ -75,7 +84,7 @@ def _oldest_head(buf, head, cnt, issue_cycle):
 
 @njit(cache=True)
 def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
-        cls, unit, lat, wf, sectors, level, dep, row_warp, params):
+        cls, unit, lat, wf, sectors, lines, level, dep, row_warp, params):
     """Simulate; returns (cycles, state_cycles[warp, state], issue_cycle[row], finish[warp], counters)."""
     n_warps = warp_start.shape[0] - 1
     n_rows = cls.shape[0]
@@ -87,6 +96,12 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
     level_lat = np.array([params[P_L1_LAT], params[P_L2_LAT], params[P_DRAM_LAT]], np.int64)
     fill_bytes, sector_bytes = params[P_FILL_BYTES], params[P_SECTOR_BYTES]
     bar_release_lat, policy = params[P_BAR_RELEASE], params[P_POLICY]
+    mio_sm_depth, lg_sm_depth = params[P_MIO_SM_DEPTH], params[P_LG_SM_DEPTH]
+    l1_lines, bar_arrive = params[P_L1_LINES], params[P_BAR_ARRIVE]
+    l2_share, dram_share = params[P_L2_SHARE_FP], params[P_DRAM_SHARE_FP]
+    switch_fma = params[P_SWITCH_FMA]
+    smsp_last_t = np.full(n_smsp, -2, np.int64)   # cycle and warp of each SMSP's last issue
+    smsp_last_w = np.full(n_smsp, -1, np.int64)
 
     ready = np.full(n_rows, INF, np.int64)
     issue_cycle = np.full(n_rows, -1, np.int64)
@@ -101,6 +116,10 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
     pending_mem = np.zeros(n_warps, np.int64)
     mem_done = np.zeros(n_warps, np.int64)
     cta_arrived = np.zeros(n_ctas, np.int64)
+    cta_bar_proc = np.zeros(n_ctas, np.int64)     # barrier unit: when the last arrival was processed
+    mio_total = np.int64(0)
+    lg_total = np.int64(0)
+    dram_free = np.int64(0)                       # FP units
     cta_live = np.zeros(n_ctas, np.int64)
     for c in range(n_ctas):
         cta_live[c] = cta_warp_start[c + 1] - cta_warp_start[c]
@@ -165,10 +184,10 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                     else:
                         c = cls[r]
                         if c == C_LDS or c == C_STS:
-                            if mio_cnt[s] >= mio_depth:
+                            if mio_cnt[s] >= mio_depth or mio_total >= mio_sm_depth:
                                 st, wk = S_MIO_THROTTLE, INF
                         elif c == C_LDG or c == C_STG:
-                            if lg_cnt[s] >= lg_depth:
+                            if lg_cnt[s] >= lg_depth or lg_total >= lg_sm_depth:
                                 st, wk = S_LG_THROTTLE, INF
                         elif c == C_FIXED:
                             u = unit[r]
@@ -184,6 +203,9 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                                 f = t
                             if f > t:
                                 st, wk = S_MATH_THROTTLE, f
+                            elif (u == U_FMA and switch_fma and smsp_last_t[s] == t - 1
+                                  and smsp_last_w[s] != w):
+                                st, wk = S_DISPATCH, t + 1     # no FP32 dispatch right after another warp's issue
                 state[w] = st
                 if wk < wake:
                     wake = wk
@@ -208,6 +230,8 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
             r = pc[w]
             issue_cycle[r] = t
             last_issue[w] = t
+            smsp_last_t[s] = t
+            smsp_last_w[s] = w
             c = cls[r]
             if c == C_FIXED:
                 ready[r] = t + lat[r]
@@ -231,10 +255,12 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
             elif c == C_LDS or c == C_STS:
                 mio_buf[s, (mio_head[s] + mio_cnt[s]) % mio_depth] = r
                 mio_cnt[s] += 1
+                mio_total += 1
                 pending_mem[w] += 1
             elif c == C_LDG or c == C_STG:
                 lg_buf[s, (lg_head[s] + lg_cnt[s]) % lg_depth] = r
                 lg_cnt[s] += 1
+                lg_total += 1
                 pending_mem[w] += 1
             else:
                 ready[r] = t + 1
@@ -243,11 +269,12 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                 bar_wait[w] = True
                 bar_release[w] = INF
                 cta_arrived[cta] += 1
+                cta_bar_proc[cta] = max(cta_bar_proc[cta], t) + bar_arrive
             pc[w] = r + 1
             if pc[w] >= warp_start[w + 1]:
                 cta_live[cta] -= 1
             if cta_arrived[cta] > 0 and cta_arrived[cta] >= cta_live[cta]:
-                rel = t + bar_release_lat
+                rel = max(t, cta_bar_proc[cta]) + bar_release_lat
                 for w2 in range(cta_warp_start[cta], cta_warp_start[cta + 1]):
                     if bar_wait[w2]:
                         bar_release[w2] = rel
@@ -261,6 +288,7 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                 r = mio_buf[s, mio_head[s]]
                 mio_head[s] = (mio_head[s] + 1) % mio_depth
                 mio_cnt[s] -= 1
+                mio_total -= 1
                 wake = min(wake, t + 1)                  # a queue slot freed: throttled warps may issue
                 n = max(np.int64(wf[r]), np.int64(1))
                 shared_free = t + n
@@ -281,19 +309,28 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                 r = lg_buf[s, lg_head[s]]
                 lg_head[s] = (lg_head[s] + 1) % lg_depth
                 lg_cnt[s] -= 1
+                lg_total -= 1
                 wake = min(wake, t + 1)                  # a queue slot freed: throttled warps may issue
                 sec = np.int64(sectors[r])
-                n = max((sec + l1_sectors - 1) // l1_sectors, np.int64(1))
+                n = max((sec + l1_sectors - 1) // l1_sectors, (np.int64(lines[r]) + l1_lines - 1) // l1_lines,
+                        np.int64(1))
                 l1_free = t + n
                 counters[K_L1_BUSY] += n
                 if cls[r] == C_LDG:
                     lv = level[r]
                     done = t + n - 1 + level_lat[lv]
                     if lv > 0:
-                        fill = (sec * sector_bytes + fill_bytes - 1) // fill_bytes
-                        done = max(done, fill_free + fill)
-                        fill_free = done
-                        counters[K_FILL_BUSY] += fill
+                        # L2 -> L1 (every miss of L1), and DRAM -> L2 (misses of L2): in-order
+                        # servers at the SM's share of the chip's bandwidth, FP sub-cycle units
+                        nbytes = sec * sector_bytes
+                        fill = max(nbytes * FP * FP // l2_share, (nbytes * FP + fill_bytes - 1) // fill_bytes)
+                        fill_free = max(fill_free, t * FP) + fill
+                        done_fp = max(done * FP, fill_free)
+                        if lv == 2:
+                            dram_free = max(dram_free, t * FP) + nbytes * FP * FP // dram_share
+                            done_fp = max(done_fp, dram_free)
+                        done = (done_fp + FP - 1) // FP
+                        counters[K_FILL_BUSY] += fill // FP
                 else:
                     done = t + n
                 ready[r] = done

@@ -38,6 +38,7 @@ class Lowered:
     lat: np.ndarray             # fixed result latency, cycles
     wf: np.ndarray              # shared wavefronts
     sectors: np.ndarray         # global sectors
+    lines: np.ndarray           # distinct 128-B lines of a global access
     level: np.ndarray           # where a global load's data comes from (LEVEL_*): the cache-model hook
     dep: np.ndarray             # (rows, 3) producer rows, -1 none
     row_warp: np.ndarray        # warp of each row
@@ -74,7 +75,9 @@ def _op_tables(opcodes: list[str], arch: GPU):
     return cls, unit, lat
 
 
-def engine_params(arch: GPU, policy: str = "gto") -> np.ndarray:
+def engine_params(arch: GPU, policy: str = "gto", active_sms: int | None = None) -> np.ndarray:
+    """The engine's parameter vector. active_sms: SMs sharing the chip's L2 and DRAM bandwidth
+    (default all of them)."""
     if arch.shared_wavefronts_per_sm_cycle != 1.0:
         raise GpusimError("the timing engine assumes one shared wavefront per cycle per SM")
     if min(arch.mio_queue_depth, arch.lg_queue_depth) < 1:
@@ -96,10 +99,22 @@ def engine_params(arch: GPU, policy: str = "gto") -> np.ndarray:
     p[E.P_SECTOR_BYTES] = arch.sector_bytes
     p[E.P_BAR_RELEASE] = arch.bar_sync_release_cycles
     p[E.P_POLICY] = E.POLICY_GTO if policy == "gto" else E.POLICY_LRR
+    p[E.P_SWITCH_FMA] = int(arch.fma_warp_switch_bubble)
+    p[E.P_MIO_SM_DEPTH] = arch.mio_sm_queue_depth
+    p[E.P_LG_SM_DEPTH] = arch.lg_sm_queue_depth
+    p[E.P_L1_LINES] = arch.l1_data_lines_per_cycle
+    p[E.P_BAR_ARRIVE] = arch.bar_sync_arrive_cycles
+    n_sm = max(1, min(active_sms or arch.sm_count, arch.sm_count))
+    hz = arch.sm_clock_max_mhz * 1e6
+    l2_bpc = min(arch.l2_bandwidth_gbps * 1e9 / n_sm / hz, float(arch.l2_to_l1_bytes_per_sm_cycle))
+    dram_bpc = min(arch.dram_achieved_bandwidth_gbps * 1e9 / n_sm / hz, l2_bpc)
+    p[E.P_L2_SHARE_FP] = max(1, round(l2_bpc * E.FP))
+    p[E.P_DRAM_SHARE_FP] = max(1, round(dram_bpc * E.FP))
     return p
 
 
-def lower(trace: Trace, arch: GPU, ctas=None, global_level=None, policy: str = "gto") -> Lowered:
+def lower(trace: Trace, arch: GPU, ctas=None, global_level=None, policy: str = "gto",
+          active_sms: int | None = None) -> Lowered:
     """Flat engine arrays for the rows of `ctas` (trace CTA ids, default all), resident together.
 
     global_level: optional int array, one per trace row, saying where each global load
@@ -162,6 +177,7 @@ def lower(trace: Trace, arch: GPU, ctas=None, global_level=None, policy: str = "
         warp_in_cta=(warp_sm % wpc).astype(np.int64), warp_sm=warp_sm.astype(np.int64),
         warp_smsp=warp_smsp, cta_warp_start=cta_warp_start, smsp_warps=smsp_warps, smsp_start=smsp_start,
         cls=op_cls[ops], unit=op_unit[ops], lat=op_lat[ops].astype(np.int64),
-        wf=rows["wavefronts"][take].astype(np.int64), sectors=rows["sectors"][take].astype(np.int64), level=level,
+        wf=rows["wavefronts"][take].astype(np.int64), sectors=rows["sectors"][take].astype(np.int64),
+        lines=rows["lines"][take].astype(np.int64), level=level,
         dep=dep, row_warp=row_warp, trace_row=take.astype(np.int64),
-        params=engine_params(arch, policy), sampled_rows=int((rows["weight"][take] > 1).sum()))
+        params=engine_params(arch, policy, active_sms), sampled_rows=int((rows["weight"][take] > 1).sum()))

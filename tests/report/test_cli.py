@@ -7,12 +7,13 @@ from gpusim.report.cli import main
 
 
 def test_run_json(capsys):
-    """`gpusim run KERNEL --json` prints one JSON object with the counters and null timing fields."""
+    """`gpusim run KERNEL --json` prints one JSON object with the counters and the predicted time and stalls."""
     assert main(["run", "naive", "--size", "64", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["kernel"] == "naive" and out["M"] == out["N"] == out["K"] == 64
     assert out["metrics"]["smsp__inst_executed.sum"] > 0
-    assert out["time_ms"] is None and out["stalls"] is None
+    assert out["time_ms"] > 0 and out["cycles"] > 0
+    assert out["stalls"]["smsp__average_warps_issue_stalled_selected_per_issue_active.ratio"] == 1.0
     assert sum(out["inst_executed_per_opcode"].values()) == out["metrics"]["smsp__inst_executed.sum"]
 
 

@@ -1,0 +1,93 @@
+"""Whole-kernel time prediction against the recorded H200 times (issue 4's acceptance table).
+
+For every ladder kernel x {1024, 2048, 4096}: recorded ms (CUDA events, traces/hw/h200), predicted
+ms (gpusim.simulate + gpusim.timing.kernel_time.predict), error %; MAPE and max |error|; rank
+agreement at 2048 and 4096; at 4096 the largest non-selected stall reason (ncu vs sim) and warp
+cycles per issued instruction (ncu vs sim, error %); wall time of simulate+predict at 4096 (what
+`gpusim run <k> --size 4096` does before printing); then the engine's simulated warp-instructions
+per second (bench/bench_engine.py's measure).
+Usage: python bench/bench_timing.py [--kernels a,b] [--sizes 1024,2048,4096]
+"""
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import gpusim  # noqa: E402
+from gpusim.report.compare import _rank_agreement, top_stall, stall_name  # noqa: E402
+from gpusim.timing import lower, run_lowered  # noqa: E402
+from gpusim.timing.kernel_time import predict  # noqa: E402
+
+LADDER = ("naive", "coalesced", "smemtile", "tiled32", "regtile1d", "regblock", "regtile2d", "vectorized")
+WL = "smsp__average_warp_latency_per_inst_issued.ratio"
+
+
+def stalls_of(d):
+    return {stall_name(k): v for k, v in d.items() if stall_name(k)}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--kernels", default=",".join(LADDER))
+    ap.add_argument("--sizes", default="1024,2048,4096")
+    a = ap.parse_args()
+    kernels, sizes = a.kernels.split(","), [int(s) for s in a.sizes.split(",")]
+    res, walls = {}, {}
+    print(f"{'kernel':11s} {'size':>5s} {'H200 ms':>10s} {'sim ms':>10s} {'error':>8s}")
+    for k in kernels:
+        for n in sizes:
+            rec = json.loads((ROOT / f"traces/hw/h200/{k}_{n}.json").read_text())
+            t0 = time.perf_counter()
+            p = predict(gpusim.simulate(k, n))
+            wall = time.perf_counter() - t0
+            if n == 4096:
+                walls[k] = wall
+            res[k, n] = (rec, p)
+            e = 100 * (p.time_ms / rec["time_ms_median"] - 1)
+            print(f"{k:11s} {n:5d} {rec['time_ms_median']:10.4f} {p.time_ms:10.4f} {e:+7.1f} %", flush=True)
+    errs = [100 * (p.time_ms / r["time_ms_median"] - 1) for r, p in res.values()]
+    print(f"\nMAPE {sum(map(abs, errs)) / len(errs):.1f} %, max |error| {max(map(abs, errs)):.1f} % "
+          f"over {len(errs)} points")
+    for n in sizes:
+        if n in (2048, 4096):
+            sim = {k: res[k, n][1].time_ms for k in kernels}
+            hw = {k: res[k, n][0]["time_ms_median"] for k in kernels}
+            same, tau = _rank_agreement(sim, hw)
+            print(f"rank at {n}: {'same order' if same else 'differs'} (Kendall tau {tau:.2f}); "
+                  f"H200 {sorted(hw, key=hw.get)}, sim {sorted(sim, key=sim.get)}")
+    if 4096 in sizes:
+        print(f"\nat 4096: {'kernel':11s} {'top stall ncu':>18s} {'top stall sim':>18s}  "
+              f"{'warp cyc/inst ncu':>17s} {'sim':>7s} {'error':>8s}")
+        agree = 0
+        for k in kernels:
+            rec, p = res[k, 4096]
+            m = rec["ncu"]["metrics"]
+            th, ts = top_stall(stalls_of(m)), top_stall(stalls_of(p.stalls))
+            agree += th == ts
+            wh, ws = m[WL], p.metrics[WL]
+            print(f"         {k:11s} {th:>18s} {ts:>18s}  {wh:17.2f} {ws:7.2f} {100 * (ws / wh - 1):+7.1f} %")
+        print(f"top stall agrees for {agree}/{len(kernels)} kernels")
+        print("\nwall time of simulate + predict at 4096 (s): " +
+              ", ".join(f"{k} {w:.1f}" for k, w in walls.items()))
+    # engine speed: the busiest window of regtile2d 4096 (2 CTAs, 8 trips)
+    from gpusim.timing.kernel_time import build_window, _resident
+    r = gpusim.simulate("regtile2d", 1024)
+    arch = gpusim.get_arch("h200")
+    tr, _ = build_window(r, _resident(r, arch, 2), 64)
+    lw = lower(tr, arch)
+    run_lowered(lw, arch)
+    best = float("inf")
+    for _ in range(3):
+        t0 = time.thread_time()
+        out = run_lowered(lw, arch)
+        best = min(best, time.thread_time() - t0)
+    print(f"engine: {out.inst_issued:,} warp-instructions in {best:.3f} s CPU -> "
+          f"{out.inst_issued / best / 1e6:.1f} M warp-inst/s (regtile2d, 2 CTAs, 64 trips)")
+
+
+if __name__ == "__main__":
+    main()

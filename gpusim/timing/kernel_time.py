@@ -1,0 +1,253 @@
+"""Whole-kernel time: occupancy, rounds of resident CTAs per SM, steady-state loop trips.
+
+`predict(result, arch)` turns a counting run (`gpusim.simulate(...)`, a SimResult) into a
+predicted kernel time with ncu-named warp-state ratios:
+
+1. CTAs per SM. The grid's G CTAs are spread over the preset's S SMs; the busiest SM gets
+   n = ceil(G / S) of them, B = occupancy.blocks_per_sm at a time. It runs them as
+   floor(n / B) rounds of B resident CTAs and, if n % B, one round of n % B CTAs (the
+   partial last wave; at small sizes where G < S this is the only round, one CTA per SM).
+   All SMs run concurrently, so the kernel ends with the busiest SM.
+2. A round's cycles. The resident CTAs (those the first SM receives: blockIdx linear ids
+   0, S, 2S, ...) are built with every periodic K loop cut to its first W1 and then W2 trips
+   (Sampler(window=W)) and timed by the cycle engine (simulate_sm), all launched at cycle 0.
+   Steady-state cycles per trip = (C(W2) - C(W1)) / (W2 - W1); the rest of C(W1) is the
+   prologue, the first W1 trips and the epilogue. A round of T trips takes
+   C(W1) + (T - W1) * per_trip. The same linear extrapolation is applied to every warp-state
+   counter and to the issued instructions, so the stall ratios are those of the whole round.
+   When T <= W2 the full trace is timed and nothing is extrapolated.
+3. Kernel cycles = sum over the busiest SM's rounds (rounds follow each other: a CTA slot
+   frees when its CTA retires; we take the rounds as back to back, as the H200's block
+   scheduler refills them, ignoring the stagger between slots). time_ms = cycles / SM clock.
+   No launch overhead is added: there is no microbenchmark record of it (an empty-kernel
+   launch was not measured), so the prediction is the kernel's execution alone.
+
+Sampling error (stated and tested in tests/timing/test_kernel_time.py against a full engine
+run of every trip): the extrapolation is exact when every steady trip costs the same; the
+error comes from trips W1..W2 not yet being in steady state. Measured at sizes where a full
+run is feasible, it is within SAMPLING_TOLERANCE of the full run's cycles.
+
+Memory levels: if gpusim.memory.cache provides `global_levels(trace, arch, ...)` (the cache
+model), each global load's level (L1/L2/DRAM) comes from it; otherwise every global load is
+an L2 hit (the engine's default) and the prediction says so in its notes.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from gpusim.arch import get_arch, GPU
+from gpusim.estimate.simulate import allocate, run_cta
+from gpusim.kernel.context import Sampler
+from gpusim.kernel.spec import get_kernel
+from gpusim.timing import simulate_sm, TimingResult
+from gpusim.timing.states import STATES, stall_metric
+from gpusim.trace.trace import Trace
+
+W1, W2 = 4, 8                 # loop trips of the two timing windows
+SAMPLING_TOLERANCE = 0.05     # |windowed - full| / full cycles, tested at small sizes (worst seen: coalesced 256, -4.4 %)
+
+
+class _TripSampler(Sampler):
+    """A timing-window sampler that also records each periodic loop's real trip count."""
+
+    def __init__(self, window: int | None):
+        super().__init__(False, window=window)
+        self.trips: list[int] = []
+
+    def iterations(self, n, period):
+        self.trips.append(n)
+        return super().iterations(n, period)
+
+
+@dataclass
+class Round:
+    ctas: int                  # resident CTAs on the SM in this round
+    count: int                 # how many such rounds the busiest SM runs
+    trips: int                 # real trips of the longest periodic loop
+    cycles: float              # predicted cycles of one such round
+    per_trip: float | None     # steady-state cycles per trip (None: timed in full)
+    timing: TimingResult       # the W1 (or full) window's engine result
+    block_idx: list            # blockIdx of the resident CTAs that were timed
+
+
+@dataclass
+class Prediction:
+    kernel: str
+    M: int
+    N: int
+    K: int
+    time_ms: float
+    cycles: float                       # sm__cycles_elapsed.avg
+    metrics: dict                       # ncu names -> value (cycles, stalls, occupancy, issue)
+    stalls: dict                        # smsp__average_warps_issue_stalled_<r>_per_issue_active.ratio
+    rounds: list                        # Round per distinct resident-CTA count
+    ctas_per_sm: int                    # on the busiest SM
+    windows: tuple                      # (W1, W2)
+    memory_levels: str                  # "cache model" or "all L2"
+    notes: list = field(default_factory=list)
+
+    @property
+    def gflops(self) -> float:
+        return 2.0 * self.M * self.N * self.K / (self.time_ms * 1e-3) / 1e9
+
+    def to_json(self) -> dict:
+        return {"time_ms": self.time_ms, "cycles": self.cycles, "stalls": self.stalls,
+                "timing_metrics": self.metrics,
+                "rounds": [{"resident_ctas": r.ctas, "count": r.count, "trips": r.trips,
+                            "cycles": r.cycles, "cycles_per_trip": r.per_trip} for r in self.rounds],
+                "windows": list(self.windows), "memory_levels": self.memory_levels, "notes": self.notes}
+
+
+class _Levels:
+    """Where each global load of a window is served from: the cache model (gpusim.memory.cache)
+    when it exists: L1 from the window's own L1 replay, and the kernel's chip-wide L2 miss
+    fraction per array (hit_rates) spread over the L1 misses as DRAM rows; else None (all L2)."""
+
+    def __init__(self, result, gpu: GPU, enabled: bool = True, warm_l2: bool = True):
+        self.fn, self.kw, self.source = None, {}, "all L2"
+        if not enabled:
+            return
+        try:
+            from gpusim.memory.cache import global_levels, hit_rates   # the cache-model work
+        except ImportError:
+            return
+        occ = result.occupancy
+        self.kw = {"blocks_per_sm": occ.blocks_per_sm, "smem_per_block": occ.shared_bytes_per_block}
+        try:
+            from gpusim.memory.cache import l2_capacity_bytes
+            footprint = 4 * (result.M * result.K + result.K * result.N + result.M * result.N)
+            if warm_l2 and footprint <= l2_capacity_bytes(gpu):
+                # the recorded times launch the kernel again and again on the same buffers: when
+                # A, B and C fit in the L2 they stay there, and no load goes to DRAM
+                self.kw["l2_miss_fraction"] = 0.0
+                self.source = "cache model (L1 replay; warm L2 holds A, B, C)"
+                self.fn = global_levels
+                return
+            hr = hit_rates(result)
+            frac = hr.get("gpusim__l2_miss_fraction_by_array")
+            if frac is not None:
+                self.kw.update(l2_miss_fraction=frac, bases=result.bases)
+            self.hit_rates = hr
+            self.source = "cache model (L1 replay, chip-wide L2)"
+        except TypeError:
+            self.source = "cache model (L1 only)"
+        self.fn = global_levels
+
+    def __call__(self, trace: Trace, gpu: GPU):
+        if self.fn is None:
+            return None
+        return np.asarray(self.fn(trace, gpu, **self.kw), np.int8)
+
+
+def build_window(result, block_idx: list, window: int | None, seed: int = 0):
+    """Trace of the CTAs `block_idx` resident together, periodic loops cut to `window` trips."""
+    spec = get_kernel(result.kernel)
+    gpu = get_arch(result.arch.lower().replace(" ", ""))
+    M, N, K = result.M, result.N, result.K
+    arrays, bases = allocate(M, N, K, seed)
+    sampler = _TripSampler(window)
+    traces = [run_cta(spec, result.params, gpu, result.grid, result.block, b, 1, sampler, arrays, bases,
+                      (M, N, K, 1.0, 0.5), i)[0] for i, b in enumerate(block_idx)]
+    trips = max(sampler.trips) if sampler.trips else 0
+    return Trace.concat(traces), trips
+
+
+def _time(trace: Trace, gpu: GPU, levels: _Levels, active_sms: int):
+    return simulate_sm(trace, gpu, global_level=levels(trace, gpu), active_sms=active_sms)
+
+
+def _resident(result, gpu: GPU, r: int) -> list:
+    gx, gy, gz = result.grid
+    G = gx * gy * gz
+    ids = [min(j * gpu.sm_count, G - 1) for j in range(r)]     # what SM 0 receives: 0, S, 2S, ...
+    return [(i % gx, (i // gx) % gy, i // (gx * gy)) for i in ids]
+
+
+def _state_vec(t: TimingResult) -> np.ndarray:
+    return np.array([t.state_cycles[s] for s in STATES] + [t.inst_issued], np.float64)
+
+
+def time_round(result, gpu: GPU, r: int, levels: _Levels, windows=(W1, W2), full: bool = False):
+    """(cycles, state-cycles+issued vector, trips, per_trip, timing, block_idx) of one
+    round of r resident CTAs; full=True times every trip (the reference for the sampling test)."""
+    w1, w2 = windows
+    bidx = _resident(result, gpu, r)
+    gx, gy, gz = result.grid
+    n_sm = min(gx * gy * gz, gpu.sm_count)       # SMs sharing the L2 and DRAM bandwidth
+    if full:
+        tr, trips = build_window(result, bidx, None)
+        t = _time(tr, gpu, levels, n_sm)
+        return float(t.cycles), _state_vec(t), trips, None, t, bidx
+    tr1, trips = build_window(result, bidx, w1)
+    t1 = _time(tr1, gpu, levels, n_sm)
+    if trips <= w2:
+        if trips > w1:
+            tr, _ = build_window(result, bidx, None)
+            t1 = _time(tr, gpu, levels, n_sm)
+        return float(t1.cycles), _state_vec(t1), trips, None, t1, bidx
+    tr2, _ = build_window(result, bidx, w2)
+    t2 = _time(tr2, gpu, levels, n_sm)
+    per_trip = (t2.cycles - t1.cycles) / (w2 - w1)
+    v1, v2 = _state_vec(t1), _state_vec(t2)
+    vec = v1 + (trips - w1) * (v2 - v1) / (w2 - w1)
+    cycles = t1.cycles + (trips - w1) * per_trip
+    return float(cycles), vec, trips, float(per_trip), t1, bidx
+
+
+def plan_rounds(n_ctas: int, blocks_per_sm: int, sm_count: int) -> tuple[int, list]:
+    """(CTAs on the busiest SM, [(resident CTAs, rounds)])."""
+    per_sm = -(-n_ctas // sm_count)
+    B = max(1, blocks_per_sm)
+    out = []
+    if per_sm // B:
+        out.append((B, per_sm // B))
+    if per_sm % B:
+        out.append((per_sm % B, 1))
+    return per_sm, out
+
+
+def predict(result, arch: str | GPU | None = None, *, levels: bool = True, windows=(W1, W2),
+            full: bool = False) -> Prediction:
+    """Predicted whole-kernel time and warp-state ratios of a simulated launch (see module doc)."""
+    gpu = get_arch(arch if arch is not None else result.arch.lower().replace(" ", ""))
+    gx, gy, gz = result.grid
+    G = gx * gy * gz
+    per_sm, plan = plan_rounds(G, result.occupancy.blocks_per_sm, gpu.sm_count)
+    rounds, total_cycles, vec, warp_cycles_max = [], 0.0, None, 0.0
+    levels_fn = _Levels(result, gpu, levels)
+    for r, count in plan:
+        cyc, v, trips, per_trip, t, bidx = time_round(result, gpu, r, levels_fn, windows, full)
+        rounds.append(Round(r, count, trips, cyc, per_trip, t, bidx))
+        total_cycles += count * cyc
+        vec = count * v if vec is None else vec + count * v
+    states = {s: float(vec[i]) for i, s in enumerate(STATES)}
+    issued = float(vec[-1])
+    active = sum(states.values())
+    stalls = {stall_metric(s): states[s] / issued for s in STATES}
+    smsp = gpu.smsp_per_sm
+    m = {
+        "sm__cycles_elapsed.avg": total_cycles,
+        "gpu__time_duration.sum": total_cycles / (gpu.sm_clock_max_mhz * 1e6) * 1e9,
+        "smsp__average_warp_latency_per_inst_issued.ratio": active / issued,
+        "smsp__issue_active.avg.per_cycle_active": issued / (smsp * total_cycles),
+        "smsp__issue_active.avg.pct_of_peak_sustained_active": 100.0 * issued / (smsp * total_cycles),
+        "sm__warps_active.avg.pct_of_peak_sustained_active": 100.0 * active / (total_cycles * gpu.max_warps_per_sm),
+        "smsp__warps_active.avg.per_cycle_active": active / (smsp * total_cycles),
+        "gpusim__inst_issued_per_sm": issued,
+    }
+    m.update(stalls)
+    notes = []
+    src = levels_fn.source
+    if src == "all L2":
+        notes.append("every global load is timed as an L2 hit (gpusim.memory.cache not available)")
+    notes.append("no kernel launch overhead is added (no microbenchmark record of it)")
+    time_ms = total_cycles / (gpu.sm_clock_max_mhz * 1e3)
+    return Prediction(result.kernel, result.M, result.N, result.K, time_ms, total_cycles, m, stalls, rounds,
+                      per_sm, tuple(windows), src, notes)
+
+
+__all__ = ["predict", "Prediction", "Round", "plan_rounds", "time_round", "build_window", "W1", "W2",
+           "SAMPLING_TOLERANCE"]

@@ -1,0 +1,65 @@
+"""Whole-kernel prediction (gpusim/timing/kernel_time.py): rounds, sampling error, determinism,
+and agreement with the recorded H200 times at the tolerance the model achieves today."""
+import json
+from pathlib import Path
+
+import pytest
+
+import gpusim
+from gpusim.timing.kernel_time import predict, plan_rounds, SAMPLING_TOLERANCE
+
+HW = Path(__file__).resolve().parents[2] / "traces" / "hw" / "h200"
+LADDER = ("naive", "coalesced", "smemtile", "tiled32", "regtile1d", "regblock", "regtile2d", "vectorized")
+
+
+def test_plan_rounds():
+    """G CTAs over S SMs, B resident: the busiest SM runs ceil(G/S) CTAs in rounds of B and one
+    partial round; fewer CTAs than SMs is one round of one CTA."""
+    assert plan_rounds(64, 2, 132) == (1, [(1, 1)])            # regtile2d 1024: 64 CTAs
+    assert plan_rounds(256, 2, 132) == (2, [(2, 1)])
+    assert plan_rounds(16384, 2, 132) == (125, [(2, 62), (1, 1)])
+    assert plan_rounds(2048, 4, 132) == (16, [(4, 4)])
+
+
+@pytest.mark.parametrize("kernel, size", [("naive", 256), ("coalesced", 256), ("smemtile", 512),
+                                          ("tiled32", 512), ("regtile2d", 256)])
+def test_sampling_error_against_full_run(kernel, size):
+    """Windows of 4 and 8 trips extrapolated to every trip stay within SAMPLING_TOLERANCE of the
+    engine timing every trip (16 or 32 trips per CTA at these sizes)."""
+    r = gpusim.simulate(kernel, size)
+    est, full = predict(r), predict(r, full=True)
+    assert est.rounds[0].trips > 8          # really extrapolated
+    assert abs(est.cycles / full.cycles - 1) <= SAMPLING_TOLERANCE
+    for k, v in full.stalls.items():        # stall ratios follow within a few tenths of a cycle
+        assert est.stalls[k] == pytest.approx(v, abs=0.05 * full.metrics[
+            "smsp__average_warp_latency_per_inst_issued.ratio"] + 1e-9)
+
+
+def test_deterministic():
+    r = gpusim.simulate("regtile2d", 256)
+    a, b = predict(r), predict(r)
+    assert a.cycles == b.cycles and a.stalls == b.stalls and a.metrics == b.metrics
+
+
+def test_prediction_fields():
+    p = predict(gpusim.simulate("smemtile", 256))
+    m = p.metrics
+    assert p.time_ms == pytest.approx(p.cycles / 1.98e6)
+    total = sum(p.stalls.values())
+    assert total == pytest.approx(m["smsp__average_warp_latency_per_inst_issued.ratio"])
+    assert p.stalls["smsp__average_warps_issue_stalled_selected_per_issue_active.ratio"] == pytest.approx(1.0)
+    assert 0 < m["sm__warps_active.avg.pct_of_peak_sustained_active"] <= 100
+    assert 0 < m["smsp__issue_active.avg.per_cycle_active"] <= 1
+
+
+# What the model achieves today at 1024^3 (bench/bench_timing.py has all sizes): every ladder
+# kernel within 25 % of the recorded CUDA-event time. Issue 4's target (MAPE <= 10 %, no point
+# worse than 20 %) is not met yet at every size and is not asserted here.
+ACHIEVED_TOLERANCE_1024 = 0.25
+
+
+@pytest.mark.parametrize("kernel", LADDER)
+def test_time_agrees_with_h200_at_1024(kernel):
+    rec = json.loads((HW / f"{kernel}_1024.json").read_text())
+    p = predict(gpusim.simulate(kernel, 1024))
+    assert abs(p.time_ms / rec["time_ms_median"] - 1) <= ACHIEVED_TOLERANCE_1024
