@@ -192,7 +192,9 @@ def time_round(result, gpu: GPU, r: int, levels: _Levels, windows=(W1, W2), full
     t2 = _time(tr2, gpu, levels, n_sm)
     per_trip = (t2.cycles - t1.cycles) / (w2 - w1)
     v1, v2 = _state_vec(t1), _state_vec(t2)
-    vec = v1 + (trips - w1) * (v2 - v1) / (w2 - w1)
+    # a state that shrinks between the two windows (a start-up transient, e.g. drain) is
+    # extrapolated down to zero, never below: cycles in a state cannot be negative
+    vec = np.maximum(v1 + (trips - w1) * (v2 - v1) / (w2 - w1), 0.0)
     cycles = t1.cycles + (trips - w1) * per_trip
     return float(cycles), vec, trips, float(per_trip), t1, bidx
 
