@@ -98,6 +98,21 @@ class GPU:
     # the stage retires 0.987-0.998 wavefronts per SM cycle for D = 4..32 lines per request (64 warps
     # per SM); D = 1 and 2 cost ~2.5 cycles per request (another limit). Confirms l1_data_lines_per_cycle.
     l1_data_wavefronts_per_sm_cycle: float = 1.0  # [M] micro/lg_throughput.json
+    # [M] micro/mio_queue_depth.json, lg_queue_depth.json: one warp issues an LDS / LDG once every 4
+    # cycles (issue_cycles +4 per load, 1 or 4 warps), and queue_stalls_ncu.json counts the 3 cycles
+    # between two loads of a warp as `wait` (wait/issue grows by ~3 per extra load), not as a throttle
+    mem_issue_interval_cycles: int = 4      # [M] per warp, between two of its memory instructions
+    # [M] micro/mio_queue_depth.json, lg_queue_depth.json: one warp alone drains 32-wavefront LDS and
+    # 32-line LDG at 64 cycles each (drain_cycles_per_load_when_full 64.0 / 64.1; ncu's warp cycles per
+    # instruction in queue_stalls_ncu.json agree), while 4 warps on 4 SMSPs (130.3 per load per warp)
+    # and 32 warps (shared_pipe_rate.json) reach the SM's 1 wavefront/cycle: one SMSP feeds the
+    # shared pipe / L1TEX data stage at most every other cycle
+    smsp_shared_cycles_per_wavefront: int = 2   # [M] per SMSP
+    smsp_l1_cycles_per_line: int = 2            # [M] per SMSP
+    # [M] micro/mio_queue_depth.json one warp: bursts of 32 / 40 / 48 / 64 LDS issue at 151 / 663 /
+    # 1175 / 2199 cycles: the 32nd waits for the 2nd load's DATA (start 65 + 62 + 23 = 150), then one
+    # issue per 64-cycle return: an MIO / LG entry counts against the depth until its data returns
+    queue_entry_until_return: bool = True   # [M] (False: until the pipe takes it)
 
     def describe(self) -> dict:
         return {f.name: getattr(self, f.name) for f in fields(self)}

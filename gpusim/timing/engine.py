@@ -19,6 +19,13 @@ Model (all times integer SM cycles; `t` is the current cycle):
                      FMA-heavy, ALU ops the ALU pipe, XU ops the XU pipe; each pipe takes
                      one warp-instruction per interval cycles, else math_pipe_throttle.
                      FP32 ops take lite when both are free (leaving heavy for IMAD).
+  * A warp issues at most one memory instruction (LDS/STS/LDG/STG) per mem_iv cycles; the
+    cycles between count as wait (micro: 4 cycles, ncu shows them as wait).
+  * A queue entry counts against the MIO/LG depths from its issue until its data returns
+    (ready), or until the pipe takes it when queue_entry_until_return is off.
+  * Each SMSP feeds the shared pipe / L1TEX data stage at most one wavefront / line per
+    smsp_cpw cycles (micro: 2); the SM's pipe takes one per cycle; a shared load is ready at
+    start + smsp_cpw * (wavefronts - 1) + lds_latency, a global one likewise with lines.
   * Fixed-latency results: ready = issue + latency.
   * Shared memory: the SM's shared pipe takes the oldest head of the four MIO queues
     (ties: lowest SMSP) when free, in the same cycle it was issued at the earliest, and
@@ -61,7 +68,7 @@ U_NONE, U_FMA, U_HEAVY, U_ALU, U_XU = range(5)
 (P_FMA_INTERVAL, P_ALU_INTERVAL, P_XU_INTERVAL, P_MIO_DEPTH, P_LG_DEPTH, P_LDS_LAT,
  P_L1_LAT, P_L2_LAT, P_DRAM_LAT, P_L1_SECTORS, P_FILL_BYTES, P_SECTOR_BYTES, P_BAR_RELEASE,
  P_POLICY, P_MIO_SM_DEPTH, P_LG_SM_DEPTH, P_L1_LINES, P_BAR_ARRIVE, P_L2_SHARE_FP, P_DRAM_SHARE_FP,
- P_SWITCH_FMA, N_PARAMS) = range(22)
+ P_SWITCH_FMA, P_MEM_ISSUE_IV, P_SMSP_SHARED_CPW, P_SMSP_L1_CPL, P_QUEUE_AT_RETURN, N_PARAMS) = range(26)
 FP = 256              # sub-cycle units of the L2 / DRAM bandwidth servers
 POLICY_GTO, POLICY_LRR = 0, 1
 # counters vector
@@ -71,15 +78,35 @@ INF = np.int64(1) << 62
 
 
 @njit(cache=True)
-def _oldest_head(buf, head, cnt, issue_cycle):
-    """SMSP whose queue head was issued first (ties: lowest SMSP), -1 if all empty."""
+def _oldest_head(buf, head, cnt, issue_cycle, smsp_free, t):
+    """SMSP whose queue head was issued first (ties: lowest SMSP) among those whose own path into
+    the pipe is free at t, -1 if none."""
     best, best_t = -1, INF
     for s in range(cnt.shape[0]):
-        if cnt[s] > 0:
+        if cnt[s] > 0 and smsp_free[s] <= t:
             ti = issue_cycle[buf[s, head[s]]]
             if ti < best_t:
                 best, best_t = s, ti
     return best
+
+
+@njit(cache=True)
+def _purge(ret, rn, fl, t):
+    """Drop the in-flight entries whose data returned by t; returns (entries dropped, next return)."""
+    gone, nxt = np.int64(0), INF
+    for s in range(rn.shape[0]):
+        k = 0
+        while k < rn[s]:
+            if ret[s, k] <= t:
+                rn[s] -= 1
+                ret[s, k] = ret[s, rn[s]]
+                fl[s] -= 1
+                gone += 1
+            else:
+                if ret[s, k] < nxt:
+                    nxt = ret[s, k]
+                k += 1
+    return gone, nxt
 
 
 @njit(cache=True)
@@ -100,6 +127,22 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
     l1_lines, bar_arrive = params[P_L1_LINES], params[P_BAR_ARRIVE]
     l2_share, dram_share = params[P_L2_SHARE_FP], params[P_DRAM_SHARE_FP]
     switch_fma = params[P_SWITCH_FMA]
+    mem_iv = params[P_MEM_ISSUE_IV]
+    shared_cpw, l1_cpl = params[P_SMSP_SHARED_CPW], params[P_SMSP_L1_CPL]
+    smsp_shared_free = np.zeros(n_smsp, np.int64)   # each SMSP's own path into the shared pipe
+    smsp_l1_free = np.zeros(n_smsp, np.int64)       # ... and into the L1TEX data stage
+    last_mem = np.full(n_warps, -(INF // 2), np.int64)   # each warp's last memory-instruction issue
+    at_return = params[P_QUEUE_AT_RETURN]
+    # queue occupancy as the issue stage sees it: an entry counts from its issue until its data
+    # returns (at_return) or until the pipe takes it; *_fl per SMSP, *_total per SM, *_ret the
+    # release times of entries the pipe took, *_nr the earliest of them
+    mio_fl = np.zeros(n_smsp, np.int64)
+    lg_fl = np.zeros(n_smsp, np.int64)
+    mio_ret = np.zeros((n_smsp, max(mio_depth, 1)), np.int64)
+    lg_ret = np.zeros((n_smsp, max(lg_depth, 1)), np.int64)
+    mio_rn = np.zeros(n_smsp, np.int64)
+    lg_rn = np.zeros(n_smsp, np.int64)
+    mio_nr, lg_nr = INF, INF
     smsp_last_t = np.full(n_smsp, -2, np.int64)   # cycle and warp of each SMSP's last issue
     smsp_last_w = np.full(n_smsp, -1, np.int64)
 
@@ -144,6 +187,12 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
     while n_left > 0:
         wake = INF
         issued = False
+        if t >= mio_nr:
+            gone, mio_nr = _purge(mio_ret, mio_rn, mio_fl, t)
+            mio_total -= gone
+        if t >= lg_nr:
+            gone, lg_nr = _purge(lg_ret, lg_rn, lg_fl, t)
+            lg_total -= gone
         # ---- schedulers: states of every resident warp, then at most one issue per SMSP
         for s in range(n_smsp):
             first_el, after_el, greedy_el = -1, -1, -1
@@ -179,16 +228,18 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                             if sb == -1 or why == S_LONG_SB or (why == S_SHORT_SB and sb == S_WAIT):
                                 sb = why
                             dep_wk = min(dep_wk, ready[d])   # INF: still queued; the pipes wake us
+                    c = cls[r]
                     if sb != -1:
                         st, wk = sb, dep_wk
+                    elif c >= C_LDS and c <= C_STG and last_mem[w] + mem_iv > t:
+                        st, wk = S_WAIT, last_mem[w] + mem_iv   # one memory instruction per mem_iv cycles per warp
                     else:
-                        c = cls[r]
                         if c == C_LDS or c == C_STS:
-                            if mio_cnt[s] >= mio_depth or mio_total >= mio_sm_depth:
-                                st, wk = S_MIO_THROTTLE, INF
+                            if mio_fl[s] >= mio_depth or mio_total >= mio_sm_depth:
+                                st, wk = S_MIO_THROTTLE, mio_nr
                         elif c == C_LDG or c == C_STG:
-                            if lg_cnt[s] >= lg_depth or lg_total >= lg_sm_depth:
-                                st, wk = S_LG_THROTTLE, INF
+                            if lg_fl[s] >= lg_depth or lg_total >= lg_sm_depth:
+                                st, wk = S_LG_THROTTLE, lg_nr
                         elif c == C_FIXED:
                             u = unit[r]
                             if u == U_FMA:
@@ -252,14 +303,20 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                 elif u == U_XU:
                     xu_free[s] = t + xu_iv
                     counters[K_XU] += 1
+            if c >= C_LDS and c <= C_STG:
+                last_mem[w] = t
+            if c == C_FIXED:
+                pass
             elif c == C_LDS or c == C_STS:
                 mio_buf[s, (mio_head[s] + mio_cnt[s]) % mio_depth] = r
                 mio_cnt[s] += 1
+                mio_fl[s] += 1
                 mio_total += 1
                 pending_mem[w] += 1
             elif c == C_LDG or c == C_STG:
                 lg_buf[s, (lg_head[s] + lg_cnt[s]) % lg_depth] = r
                 lg_cnt[s] += 1
+                lg_fl[s] += 1
                 lg_total += 1
                 pending_mem[w] += 1
             else:
@@ -283,42 +340,46 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
 
         # ---- shared pipe: one wavefront per cycle per SM
         if shared_free <= t:
-            s = _oldest_head(mio_buf, mio_head, mio_cnt, issue_cycle)
+            s = _oldest_head(mio_buf, mio_head, mio_cnt, issue_cycle, smsp_shared_free, t)
             if s >= 0:
                 r = mio_buf[s, mio_head[s]]
                 mio_head[s] = (mio_head[s] + 1) % mio_depth
                 mio_cnt[s] -= 1
-                mio_total -= 1
                 wake = min(wake, t + 1)                  # a queue slot freed: throttled warps may issue
                 n = max(np.int64(wf[r]), np.int64(1))
                 shared_free = t + n
+                smsp_shared_free[s] = t + shared_cpw * n
                 counters[K_SHARED_BUSY] += n
-                done = t + n - 1 + lds_lat if cls[r] == C_LDS else t + n
+                done = t + shared_cpw * (n - 1) + lds_lat if cls[r] == C_LDS else t + shared_cpw * n
                 ready[r] = done
+                rel = done if at_return else t
+                mio_ret[s, mio_rn[s]] = rel
+                mio_rn[s] += 1
+                mio_nr = min(mio_nr, rel)
                 w = row_warp[r]
                 pending_mem[w] -= 1
                 mem_done[w] = max(mem_done[w], done)
                 wake = min(wake, done)
         for s in range(n_smsp):
             if mio_cnt[s] > 0:
-                wake = min(wake, max(t + 1, shared_free))
+                wake = min(wake, max(t + 1, shared_free, smsp_shared_free[s]))
         # ---- L1TEX: one request and l1_sectors sectors per cycle per SM; L2/DRAM fill path
         if l1_free <= t:
-            s = _oldest_head(lg_buf, lg_head, lg_cnt, issue_cycle)
+            s = _oldest_head(lg_buf, lg_head, lg_cnt, issue_cycle, smsp_l1_free, t)
             if s >= 0:
                 r = lg_buf[s, lg_head[s]]
                 lg_head[s] = (lg_head[s] + 1) % lg_depth
                 lg_cnt[s] -= 1
-                lg_total -= 1
                 wake = min(wake, t + 1)                  # a queue slot freed: throttled warps may issue
                 sec = np.int64(sectors[r])
                 n = max((sec + l1_sectors - 1) // l1_sectors, (np.int64(lines[r]) + l1_lines - 1) // l1_lines,
                         np.int64(1))
                 l1_free = t + n
+                smsp_l1_free[s] = t + l1_cpl * n
                 counters[K_L1_BUSY] += n
                 if cls[r] == C_LDG:
                     lv = level[r]
-                    done = t + n - 1 + level_lat[lv]
+                    done = t + l1_cpl * (n - 1) + level_lat[lv]
                     if lv > 0:
                         # L2 -> L1 (every miss of L1), and DRAM -> L2 (misses of L2): in-order
                         # servers at the SM's share of the chip's bandwidth, FP sub-cycle units
@@ -332,15 +393,19 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                         done = (done_fp + FP - 1) // FP
                         counters[K_FILL_BUSY] += fill // FP
                 else:
-                    done = t + n
+                    done = t + l1_cpl * n
                 ready[r] = done
+                rel = done if at_return else t
+                lg_ret[s, lg_rn[s]] = rel
+                lg_rn[s] += 1
+                lg_nr = min(lg_nr, rel)
                 w = row_warp[r]
                 pending_mem[w] -= 1
                 mem_done[w] = max(mem_done[w], done)
                 wake = min(wake, done)
         for s in range(n_smsp):
             if lg_cnt[s] > 0:
-                wake = min(wake, max(t + 1, l1_free))
+                wake = min(wake, max(t + 1, l1_free, smsp_l1_free[s]))
 
         # ---- advance: to the next cycle, or past cycles in which nothing can change
         if n_left == 0:

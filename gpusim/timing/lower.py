@@ -100,6 +100,10 @@ def engine_params(arch: GPU, policy: str = "gto", active_sms: int | None = None)
     p[E.P_BAR_RELEASE] = arch.bar_sync_release_cycles
     p[E.P_POLICY] = E.POLICY_GTO if policy == "gto" else E.POLICY_LRR
     p[E.P_SWITCH_FMA] = int(arch.fma_warp_switch_bubble)
+    p[E.P_MEM_ISSUE_IV] = arch.mem_issue_interval_cycles
+    p[E.P_SMSP_SHARED_CPW] = arch.smsp_shared_cycles_per_wavefront
+    p[E.P_SMSP_L1_CPL] = arch.smsp_l1_cycles_per_line
+    p[E.P_QUEUE_AT_RETURN] = int(arch.queue_entry_until_return)
     p[E.P_MIO_SM_DEPTH] = arch.mio_sm_queue_depth
     p[E.P_LG_SM_DEPTH] = arch.lg_sm_queue_depth
     p[E.P_L1_LINES] = arch.l1_data_lines_per_cycle

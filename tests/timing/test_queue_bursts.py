@@ -1,0 +1,139 @@
+"""The MIO / LG queue bursts of the microbenchmarks, rebuilt as engine traces and compared with
+their records (calibration, not the ladder): traces/hw/h200/micro/mio_queue_depth.json,
+lg_queue_depth.json (clock64 issue / complete cycles of one warp) and queue_stalls_ncu.json (ncu's
+stall ratios for 64 bursts of B loads by one warp).
+
+The traces follow the SASS of kernels_cuda/micro/micro.cu burst_lds_<B> / burst_ldg_<B> (sm_90,
+nvcc 13.0 -O3): per burst NOP, CS2R, B loads (LDS.32 with all lanes in bank 0: 32 wavefronts; LDG
+with 32 lanes on 32 lines, L1 hits), CS2R, B/2 dependent IADD3, CS2R, lane 0's two STG.E.64 of the
+clock readings; the LDS kernel first fills shared memory (37 trips of STS) and passes a BAR.SYNC.
+The mechanisms these pin (presets.py): one memory instruction per 4 cycles per warp (counted as
+`wait`), one SMSP feeds the shared pipe / L1TEX data stage at most every other cycle, and a queue
+entry counts against the depth until its data returns.
+"""
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from gpusim.arch.presets import H200
+from gpusim.kernel.opcodes import TABLE
+from gpusim.timing import simulate_sm, STATES, LEVEL_L1
+from gpusim.trace.trace import ROW_DTYPE, Trace
+
+MICRO = Path(__file__).resolve().parents[2] / "traces" / "hw" / "h200" / "micro"
+
+
+def burst_trace(kind: str, B: int, reps: int, warps: int = 1) -> Trace:
+    spec = []
+    for w in range(warps):
+        seq = 0
+
+        def add(op, srcs=(), wf=0, sec=0, lines=0):
+            nonlocal seq
+            spec.append((w, op, seq, tuple(srcs), wf, sec, lines))
+            seq += 1
+            return seq - 1
+        acc = add("IMAD.MOV")
+        if kind == "lds":
+            for _ in range(37):
+                a = add("IMAD"); add("STS", (a,), wf=1); add("IMAD.IADD"); p = add("ISETP"); add("BRA", (p,))
+            add("BAR.SYNC")
+        for r in range(reps):
+            add("NOP")
+            t0 = add("CS2R")
+            if kind == "lds":
+                ld = [add("LDS", wf=32) for _ in range(B)]
+            else:
+                ld = [add("LDG", sec=32, lines=32) for _ in range(B)]
+            t1 = add("CS2R")
+            for j in range(0, B, 2):
+                acc = add("IADD3", (ld[j], ld[j + 1], acc) if j + 1 < B else (ld[j], acc))
+            add("BSSY"); t2 = add("CS2R"); add("VIADD"); wd = add("IMAD.WIDE"); add("BRA")
+            p = add("ISETP", (acc,)); s = add("SEL", (p,))
+            a = add("IADD3", (t1, t0)); b = add("IADD3", (s, t2, t0))
+            x = add("IMAD.X", (a,)); y = add("IADD3.X", (b,))
+            add("STG", (wd, a, x), sec=1, lines=1); add("STG", (wd, b, y), sec=1, lines=1); add("BSYNC")
+            if r % 4 == 3:
+                add("UIADD3"); add("VIADD"); v = add("VIADD"); p = add("ISETP", (v,)); add("BRA", (p,))
+        add("LDC"); add("IMAD.WIDE"); add("STG", (acc,), sec=4, lines=1); add("EXIT")
+    rows = np.zeros(len(spec), ROW_DTYPE)
+    for i, (w, op, seq, srcs, wf, sec, lines) in enumerate(spec):
+        s = list(srcs) + [-1] * (3 - len(srcs))
+        rows[i] = (0, w, TABLE.id(op), 0xFFFFFFFF, 1, seq, s[0], s[1], s[2], -1, sec, lines, wf, 0)
+    return Trace(rows, np.zeros((0, 32), np.int64), list(TABLE.ids))
+
+
+def run(kind, B, reps, warps=1, arch=H200):
+    t = burst_trace(kind, B, reps, warps)
+    return t, simulate_sm(t, arch, global_level=np.full(len(t), LEVEL_L1, np.int8))
+
+
+def one_warp_times(kind, B):
+    """(issue, complete) cycles of the second burst as the kernel's clock64 reads them."""
+    t, res = run(kind, B, reps=3)
+    ops = np.array(t.opcodes)[t.rows["op"][res.trace_row]]
+    cs = res.issue_cycle[np.flatnonzero(ops == "CS2R")]
+    return int(cs[4] - cs[3]), int(cs[5] - cs[3])
+
+
+def record(name):
+    return json.loads((MICRO / f"{name}.json").read_text())
+
+
+@pytest.mark.parametrize("e", record("mio_queue_depth")["details"]["one_warp"], ids=lambda e: f"B{e['burst']}")
+def test_lds_burst_one_warp_matches_record(e):
+    """Issue exact for every burst (the knee at 28-32 and one issue per 64-cycle return beyond it:
+    151 / 663 / 1175 / 2199 at 32 / 40 / 48 / 64); complete within 3 %."""
+    issue, complete = one_warp_times("lds", e["burst"])
+    assert issue == e["issue_cycles"]
+    assert complete == pytest.approx(e["complete_cycles"], rel=0.03)
+
+
+@pytest.mark.parametrize("e", [e for e in record("lg_queue_depth")["details"]["one_warp"] if e["burst"] != 4],
+                         ids=lambda e: f"B{e['burst']}")
+def test_ldg_burst_one_warp_matches_record(e):
+    """Issue within 20 cycles (the engine's LDG returns ~16 cycles early: complete(1) 97 vs 103),
+    complete within 8 %. B = 4 is left out: its recorded issue time (30) exceeds B = 6's (23)."""
+    issue, complete = one_warp_times("ldg", e["burst"])
+    assert abs(issue - e["issue_cycles"]) <= 20
+    assert complete == pytest.approx(e["complete_cycles"], rel=0.08)
+
+
+def _ncu_rows():
+    for v in record("queue_stalls_ncu")["value"]:
+        kind, B = v["kernel"][6:9], int(v["kernel"].split()[0].split("_")[2])
+        yield pytest.param(kind, B, v, id=f"{kind}{B}")
+
+
+@pytest.mark.parametrize("kind,B,v", list(_ncu_rows()))
+def test_burst_stall_ratios_match_ncu(kind, B, v):
+    """ncu: mio_throttle first at 32 LDS (0.33), lg_throttle only at 64 LDG; the engine the same,
+    the throttle at 64 within 10 %, the scoreboard stall and warp cycles per instruction within 12 %
+    for B >= 8 (at B = 2, 4 the setup code and the SASS's fixed stalls the traces lack weigh more)."""
+    _, res = run(kind, B, reps=64)
+    n = res.inst_issued
+    r = {k: res.state_cycles[k] / n for k in STATES}
+    thr, sb = ("mio_throttle", "short_scoreboard") if kind == "lds" else ("lg_throttle", "long_scoreboard")
+    other = "lg_throttle" if kind == "lds" else "mio_throttle"
+    assert r[other] == 0
+    if v["stall_" + thr] == 0:
+        assert r[thr] == 0
+    else:
+        assert r[thr] > 0
+        if B == 64:
+            assert r[thr] == pytest.approx(v["stall_" + thr], rel=0.10)
+    if B >= 8:
+        assert r[sb] == pytest.approx(v["stall_" + sb], rel=0.12)
+        assert res.metrics["smsp__average_warp_latency_per_inst_issued.ratio"] == pytest.approx(
+            v["smsp__average_warp_latency_per_inst_issued.ratio"], rel=0.12)
+
+
+def test_memory_issue_interval_is_wait():
+    """Two independent LDS of one warp issue 4 cycles apart; the 3 cycles between are `wait`."""
+    t, res = run("lds", 2, reps=1)
+    ops = np.array(t.opcodes)[t.rows["op"][res.trace_row]]
+    i = res.issue_cycle[np.flatnonzero(ops == "LDS")]
+    assert (i[1] - i[0]) == H200.mem_issue_interval_cycles == 4
+    assert res.state_cycles["mio_throttle"] == 0
