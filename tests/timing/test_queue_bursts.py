@@ -137,3 +137,29 @@ def test_memory_issue_interval_is_wait():
     i = res.issue_cycle[np.flatnonzero(ops == "LDS")]
     assert (i[1] - i[0]) == H200.mem_issue_interval_cycles == 4
     assert res.state_cycles["mio_throttle"] == 0
+
+
+def _l1_hit_stream(warps: int, loads: int, lines: int) -> Trace:
+    rows = np.zeros(warps * (loads + 1), ROW_DTYPE)
+    i = 0
+    for w in range(warps):
+        for j in range(loads + 1):
+            op = "LDG.E" if j < loads else "EXIT"
+            rows[i] = (0, w, TABLE.id(op), 0xFFFFFFFF, 1, j, -1, -1, -1, -1,
+                       32 if j < loads else 0, lines if j < loads else 0, 0, 0)
+            i += 1
+    return Trace(rows, np.zeros((0, 32), np.int64), list(TABLE.ids))
+
+
+@pytest.mark.xfail(strict=True, reason="known gap: with one SMSP feeding L1TEX every other cycle "
+                   "(fitted to the one-warp bursts above) the engine's arbitration leaves the stage idle "
+                   "and 64 warps reach only ~0.88 lines/cycle; the hardware interleaves requests")
+@pytest.mark.parametrize("lines", [4, 32])
+def test_many_warps_reach_the_measured_l1_line_rate(lines):
+    """traces/hw/h200/micro/lg_throughput.json: 64 warps per SM issuing independent L1-hit LDG.E of
+    D = 4..32 lines keep the L1TEX data stage at 0.987-0.998 lines per cycle. The engine must too
+    (within 2 %). It does not yet, and this test says so until the arbitration is modelled."""
+    rec = json.loads((MICRO / "lg_throughput.json").read_text())
+    t = _l1_hit_stream(64, 128, lines)
+    res = simulate_sm(t, H200, global_level=np.full(len(t), LEVEL_L1, np.int8))
+    assert 64 * 128 * lines / res.cycles == pytest.approx(rec["value"], rel=0.02)
