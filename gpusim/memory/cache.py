@@ -274,7 +274,7 @@ def l2_simulate(result, *, l2_bytes: int | None = None, schedule: str = "fluid",
                 arch: GPU | None = None) -> dict:
     """Chip-wide L2 over the tile stream of every CTA (see module doc). Returns per-array line
     accesses and misses (scaled back by the set-sampling factor) and the settings used."""
-    arch = arch or get_arch(result.arch.lower().replace(" ", ""))
+    arch = arch or get_arch(result.arch)
     trace = result.trace
     M, N, K = result.M, result.N, result.K
     gx, gy, gz = result.grid
@@ -369,9 +369,9 @@ def hit_rates(result, *, schedule: str = "fluid", sample: int | None = None, l2_
     """
     if result.trace is None:
         from gpusim.estimate.simulate import simulate
-        result = simulate(result.kernel, result.M, result.N, result.K, arch=result.arch.lower().replace(" ", ""),
+        result = simulate(result.kernel, result.M, result.N, result.K, arch=result.arch,
                           params=result.params, mode=result.mode, keep_trace=True)
-    arch = get_arch(result.arch.lower().replace(" ", ""))
+    arch = get_arch(result.arch)
     gidx, w, sect, hit, l1cap = _l1_whole(result, arch)
     sectors = int((w * sect).sum())
     hits = int((w * hit).sum())

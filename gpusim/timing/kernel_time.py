@@ -145,7 +145,7 @@ class _Levels:
 def build_window(result, block_idx: list, window: int | None, seed: int = 0):
     """Trace of the CTAs `block_idx` resident together, periodic loops cut to `window` trips."""
     spec = get_kernel(result.kernel)
-    gpu = get_arch(result.arch.lower().replace(" ", ""))
+    gpu = get_arch(result.arch)
     M, N, K = result.M, result.N, result.K
     arrays, bases = allocate(M, N, K, seed)
     sampler = _TripSampler(window)
@@ -214,7 +214,7 @@ def plan_rounds(n_ctas: int, blocks_per_sm: int, sm_count: int) -> tuple[int, li
 def predict(result, arch: str | GPU | None = None, *, levels: bool = True, windows=(W1, W2),
             full: bool = False) -> Prediction:
     """Predicted whole-kernel time and warp-state ratios of a simulated launch (see module doc)."""
-    gpu = get_arch(arch if arch is not None else result.arch.lower().replace(" ", ""))
+    gpu = get_arch(arch if arch is not None else result.arch)
     gx, gy, gz = result.grid
     G = gx * gy * gz
     per_sm, plan = plan_rounds(G, result.occupancy.blocks_per_sm, gpu.sm_count)

@@ -34,7 +34,7 @@ class Window:
 def time_window(result, iterations: int = 4, seed: int = 0) -> Window:
     """Time the first SM's resident CTAs of a simulated launch (`result` from gpusim.simulate)."""
     spec = get_kernel(result.kernel)
-    gpu = get_arch(result.arch.lower().replace(" ", ""))
+    gpu = get_arch(result.arch)
     M, N, K = result.M, result.N, result.K
     gx, gy, gz = result.grid
     n = min(result.occupancy.blocks_per_sm, gx * gy * gz)
