@@ -13,8 +13,10 @@ Model (all times integer SM cycles; `t` is the current cycle):
                      missing global-load result is long_scoreboard, a shared-load one
                      short_scoreboard, any other wait; with several, that order wins;
       mio/lg queue - a shared (global) instruction needs a free slot in its SMSP's MIO
-                     (LG) queue and the SM's MIO (LG) queues together below their SM-wide
-                     cap, else mio_throttle (lg_throttle);
+                     (LG) queue and an entry of the SM-wide MIO (LG) pool, else mio_throttle
+                     (lg_throttle); when more SMSPs' picks want an entry than the pool has free,
+                     the SMSPs with the fewest entries in flight get them (ties: lowest SMSP),
+                     and a refused SMSP issues its best other warp;
       math pipe    - FFMA/FMUL/FADD need FMA-lite or FMA-heavy free, IMAD needs
                      FMA-heavy, ALU ops the ALU pipe, XU ops the XU pipe; each pipe takes
                      one warp-instruction per interval cycles, else math_pipe_throttle.
@@ -145,6 +147,10 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
     mio_nr, lg_nr = INF, INF
     smsp_last_t = np.full(n_smsp, -2, np.int64)   # cycle and warp of each SMSP's last issue
     smsp_last_w = np.full(n_smsp, -1, np.int64)
+    pend = np.zeros(n_warps, np.int64)            # 1 / 2: eligible pending an SM-wide MIO / LG entry
+    sel0 = np.full(n_smsp, -1, np.int64)          # each SMSP's pick without / with pending warps
+    sel1 = np.full(n_smsp, -1, np.int64)
+    grant = np.zeros(n_smsp, np.int64)            # arbiter: q granted, -q refused, 0 not asked
 
     ready = np.full(n_rows, INF, np.int64)
     issue_cycle = np.full(n_rows, -1, np.int64)
@@ -193,11 +199,18 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
         if t >= lg_nr:
             gone, lg_nr = _purge(lg_ret, lg_rn, lg_fl, t)
             lg_total -= gone
-        # ---- schedulers: states of every resident warp, then at most one issue per SMSP
+        # ---- schedulers: states of every resident warp, then at most one issue per SMSP.
+        # A memory instruction that passes its SMSP's depth check while the SM-wide pool has free
+        # entries is eligible pending the pool arbiter (pend: 1 MIO, 2 LG); each SMSP picks the warp
+        # it would issue with pending warps eligible (sel1) and without them (sel0).
+        mio_left = mio_sm_depth - mio_total
+        lg_left = lg_sm_depth - lg_total
         for s in range(n_smsp):
             first_el, after_el, greedy_el = -1, -1, -1
+            first0, after0, greedy0 = -1, -1, -1
             for k in range(smsp_start[s], smsp_start[s + 1]):
                 w = smsp_warps[k]
+                pend[w] = 0
                 if finished[w]:
                     continue
                 st = S_NOT_SELECTED
@@ -235,11 +248,15 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                         st, wk = S_WAIT, last_mem[w] + mem_iv   # one memory instruction per mem_iv cycles per warp
                     else:
                         if c == C_LDS or c == C_STS:
-                            if mio_fl[s] >= mio_depth or mio_total >= mio_sm_depth:
+                            if mio_fl[s] >= mio_depth or mio_left <= 0:
                                 st, wk = S_MIO_THROTTLE, mio_nr
+                            else:
+                                pend[w] = 1
                         elif c == C_LDG or c == C_STG:
-                            if lg_fl[s] >= lg_depth or lg_total >= lg_sm_depth:
+                            if lg_fl[s] >= lg_depth or lg_left <= 0:
                                 st, wk = S_LG_THROTTLE, lg_nr
+                            else:
+                                pend[w] = 2
                         elif c == C_FIXED:
                             u = unit[r]
                             if u == U_FMA:
@@ -267,12 +284,57 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                         after_el = k
                     if k == last_k[s]:
                         greedy_el = k
-            if first_el == -1:
-                continue
+                    if pend[w] == 0:
+                        if first0 == -1:
+                            first0 = k
+                        if after0 == -1 and k > last_k[s]:
+                            after0 = k
+                        if k == last_k[s]:
+                            greedy0 = k
             if policy == POLICY_GTO:
-                kk = greedy_el if greedy_el != -1 else first_el
+                sel1[s] = greedy_el if greedy_el != -1 else first_el
+                sel0[s] = greedy0 if greedy0 != -1 else first0
             else:
-                kk = after_el if after_el != -1 else first_el
+                sel1[s] = after_el if after_el != -1 else first_el
+                sel0[s] = after0 if after0 != -1 else first0
+        # ---- SM-wide MIO / LG pool arbiter. The SMSPs whose pick needs an entry of a pool get its
+        # free entries in order of fewest entries of their own in flight (ties: lowest SMSP); one
+        # refused issues its best other warp. (Granting in SMSP order lets SMSP 0 take every entry
+        # that frees: with the pool full, the other SMSPs' queues run dry, their warps fall behind,
+        # and the kernel ends with one SMSP alone feeding L1TEX / the shared pipe at its own rate,
+        # 1 line / wavefront per smsp_cpw cycles.)
+        for q in range(1, 3):
+            left = mio_left if q == 1 else lg_left
+            while True:
+                best, best_f = -1, INF
+                for s in range(n_smsp):
+                    if grant[s] == 0 and sel1[s] >= 0 and pend[smsp_warps[sel1[s]]] == q:
+                        f = mio_fl[s] if q == 1 else lg_fl[s]
+                        if f < best_f:
+                            best, best_f = s, f
+                if best == -1:
+                    break
+                grant[best] = q if left > 0 else -q
+                left -= 1
+            if q == 1:
+                mio_left = left
+            else:
+                lg_left = left
+        for s in range(n_smsp):
+            g = grant[s]
+            grant[s] = 0
+            kk = sel1[s] if g >= 0 else sel0[s]
+            if g < 0 or mio_left <= 0 or lg_left <= 0:
+                # pending warps not issuing: not_selected while the pool has an entry left for them
+                for k in range(smsp_start[s], smsp_start[s + 1]):
+                    w = smsp_warps[k]
+                    q = pend[w]
+                    if q == 0 or state[w] != S_NOT_SELECTED:
+                        continue
+                    if g == -q or (g != q and (mio_left if q == 1 else lg_left) <= 0):
+                        state[w] = S_MIO_THROTTLE if q == 1 else S_LG_THROTTLE
+            if kk == -1:
+                continue
             # ---- issue
             w = smsp_warps[kk]
             last_k[s] = kk
