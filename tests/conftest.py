@@ -1,18 +1,5 @@
 import pytest
 
-import gpusim
-
-
-def counts(kernel, M, N=None, K=None, mode="sampled", **params):
-    """Simulated metrics and per-opcode counts of a kernel at a size."""
-    r = gpusim.simulate(kernel, M, N, K, params=params or None, mode=mode)
-    return r
-
-
-@pytest.fixture
-def sim():
-    return counts
-
 
 def pytest_collection_modifyitems(config, items):
     try:
