@@ -92,14 +92,50 @@ def load_vectors(arr, base, vecs):
     return vals
 
 
-def row_dot_col(k, As, a_base, Bs, b_col, b_stride, runs, acc):
-    """acc += sum_i As[a_base + i] * Bs[i*b_stride + b_col] over the `lds_runs` of the row:
-    each piece of the As row is one (vector) load, then per float the Bs load and the FFMA."""
+def row_dot_col(k, As, a_base, Bs, b_col, b_stride, runs, acc, lead=0, sink=0, before_sink=None):
+    """acc += sum_i As[a_base + i] * Bs[i*b_stride + b_col] over the `lds_runs` of the row,
+    in the order ptxas schedules it (the issue order matters to the timing engine, not to counts).
+
+    The loads are issued in use order (each As piece, then the Bs floats it multiplies):
+    `lead` of them before the first FFMA, then one after each FFMA, and any an FFMA still
+    needs just before it. `sink` > 0: the last `sink` FFMAs come after `before_sink()` (ptxas
+    moves FFMAs that touch no shared memory below the trailing BAR.SYNC). lead=0 is the plain
+    source order: each As piece, then per float its Bs load and the FFMA."""
+    loads = []                        # (thunk, FFMA index of first use), in use order
+    vals = {}
+    i = 0
     for off, w in runs:
-        av = ld_vec(As, a_base + off, w)
-        for i in range(w):
-            bv = Bs.ld((off + i) * b_stride + b_col)
-            acc = k.ffma(av[i], bv, acc)
+        loads.append(("a", off, w, i))
+        for j in range(w):
+            loads.append(("b", off + j, 1, i + j))
+        i += w
+    n = i
+    nxt = 0
+
+    def issue(upto):                  # issue loads [nxt, upto)
+        nonlocal nxt
+        while nxt < upto:
+            kind, off, w, _ = loads[nxt]
+            if kind == "a":
+                for j, x in enumerate(ld_vec(As, a_base + off, w)):
+                    vals["a", off + j] = x
+            else:
+                vals["b", off] = Bs.ld(off * b_stride + b_col)
+            nxt += 1
+
+    issue(min(lead, len(loads)))
+    for i in range(n):
+        if sink and i == n - sink and before_sink is not None:
+            before_sink()
+        need = nxt
+        while need < len(loads) and loads[need][3] <= i:
+            need += 1
+        issue(need)
+        acc = k.ffma(vals["a", i], vals["b", i], acc)
+        if lead:
+            issue(min(nxt + 1, len(loads)))
+    if sink and before_sink is not None and sink > n:
+        before_sink()
     return acc
 
 

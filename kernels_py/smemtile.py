@@ -53,7 +53,7 @@ from kernels_py._common import lds_runs, row_dot_col, store_alpha_beta
 # BAR.SYNC are not listed: the kernel issues them itself.
 _SASS = {
     32: {  # traces/static/smemtile.sass: K loop rolled, one tile per trip
-        "unroll": 1,
+        "unroll": 1, "lds_lead": 10, "ffma_sink": 0,
         # 0x0000
         "entry": {"BRA": 1, "ISETP.LT.AND": 1, "LDC": 1, "LOP3.LUT": 1, "MOV": 1, "S2R": 1,
                   "S2UR": 2, "SHF.R.U32.HI": 1, "ULDC": 1, "ULDC.64": 1, "USHF.L.U32": 2},
@@ -68,7 +68,7 @@ _SASS = {
                      "LEA.HI.X.SX32": 1, "UIMAD": 1, "ULDC": 3, "ULDC.64": 1, "USHF.R.S32.HI": 1},
     },
     16: {  # traces/static/smemtile__BLOCKSIZE16.sass: K loop unrolled 4x, x2 and x1 stages
-        "unroll": 4,
+        "unroll": 4, "lds_lead": 6, "ffma_sink": 5,
         # 0x0000
         "entry": {"BRA": 1, "ISETP.GT.AND": 1, "LDC": 2, "LOP3.LUT": 1, "MOV": 1, "S2R": 1,
                   "S2UR": 2, "SHF.R.U32.HI": 1, "ULDC.64": 1, "USHF.L.U32": 2},
@@ -125,8 +125,10 @@ def smemtile(k, M, N, K, alpha, A, B, beta, C, BLOCKSIZE=32):
         Bs.st(threadRow * BS + threadCol, b)
         k.syncthreads()
         # acc += As[threadRow*BS + i] * Bs[i*BS + threadCol]
-        acc = row_dot_col(k, As, threadRow * BS, Bs, threadCol, BS, runs, acc)
-        k.syncthreads()
+        acc = row_dot_col(k, As, threadRow * BS, Bs, threadCol, BS, runs, acc,
+                          lead=ops["lds_lead"], sink=ops["ffma_sink"], before_sink=k.syncthreads)
+        if not ops["ffma_sink"]:
+            k.syncthreads()
         return acc
 
     k.ops(ops["entry"])

@@ -68,7 +68,7 @@ DEFAULTS = {"BM": 32, "BN": 32, "BK": 32}
 # instructions, FFMA and BAR.SYNC are not listed: the kernel issues them itself.
 _SASS = {
     (32, 32, 32): {   # traces/static/tiled32.sass; BM == BN: one staging guard for both tiles
-        "merged": True,
+        "merged": True, "lds_lead": 7, "ffma_sink": 3,
         "entry": {"EXIT": 1, "ISETP.LE.AND": 1, "LDC": 2, "S2UR": 1, "USHF.L.U32": 1},   # 0x0000
         "prologue": {"IADD3": 3, "IMAD": 6, "IMAD.IADD": 2, "LEA": 10, "LEA.HI": 4,       # 0x0060
                      "LOP3.LUT": 4, "S2R": 2, "S2UR": 2, "SHF.R.S32.HI": 6, "UIADD3": 1,
@@ -105,6 +105,7 @@ _SASS = {
         "exit": {"EXIT": 1},                                                            # 0x15f0
     },
     (32, 32, 16): {   # BM == BN != BK (nvcc 13.0.88 -DP_BK=16); shared guard, longer prologue
+        "lds_lead": 6, "ffma_sink": 4,     # schedule not recorded: taken from (16, 64, 16)
         "merged": True,
         "entry": {"EXIT": 1, "ISETP.LE.AND": 1, "LDC": 2, "S2UR": 1, "USHF.L.U32": 1},   # 0x0000
         "prologue": {"IADD3": 2, "IMAD": 7, "IMAD.IADD": 5, "LEA": 9, "LEA.HI": 7,        # 0x0060
@@ -144,6 +145,7 @@ _SASS = {
         "exit": {"EXIT": 1},                                                            # 0x15b0
     },
     (16, 64, 16): {   # traces/static/tiled32__BM16_BN64_BK16.sass; separate staging guards
+        "lds_lead": 6, "ffma_sink": 4,
         "merged": False,
         "entry": {"EXIT": 1, "ISETP.LE.AND": 1, "LDC": 2, "S2UR": 1, "USHF.L.U32": 1},   # 0x0000
         "prologue": {"IADD3": 3, "IMAD": 8, "IMAD.IADD": 5, "LEA": 9, "LEA.HI": 8,        # 0x0060
@@ -276,8 +278,10 @@ def tiled32(k, M, N, K, alpha, A, B, beta, C, BM=32, BN=32, BK=32):
                 k.ops(ops["compute"])
                 k.syncthreads()
                 # acc += As[ty][i] * Bs[i][tx]
-                acc = row_dot_col(k, As, ty * BK, Bs, tx, BN, runs, acc)
-                k.syncthreads()
+                acc = row_dot_col(k, As, ty * BK, Bs, tx, BN, runs, acc, lead=ops["lds_lead"],
+                                  sink=ops["ffma_sink"], before_sink=k.syncthreads)
+                if not ops["ffma_sink"]:
+                    k.syncthreads()
             k.ops(ops["store"])
             C.st((brow + ty) * N + bcol + tx, acc)
         k.ops(ops["brow_tail"])

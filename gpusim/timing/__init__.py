@@ -89,7 +89,9 @@ def simulate_sm(trace: Trace, arch: str | GPU = "h200", ctas=None, *, policy: st
     """Time the rows of `ctas` (trace CTA ids, default all) as CTAs resident together on one SM.
 
     The caller chooses how many CTAs are resident (occupancy); all launch at cycle 0.
-    policy: "gto" (greedy-then-oldest, default) or "lrr" (loose round robin).
+    policy: "gto" (default: greedy-then-oldest, but warps held back by a full MIO / LG queue get
+    the freed entries in the order they began waiting: micro/sched_fairness.json), "gto-oldest"
+    (without that rule) or "lrr" (loose round robin).
     global_level: per trace row, where a global load hits (LEVEL_L1/L2/DRAM); default L2.
     active_sms: SMs sharing the chip's L2/DRAM bandwidth (default: all the preset's SMs).
     """

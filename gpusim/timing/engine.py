@@ -3,9 +3,12 @@
 Model (all times integer SM cycles; `t` is the current cycle):
   * Warp w of the SM (CTA slot * warps per CTA + warp in CTA) belongs to SMSP w % 4.
   * Each cycle, each SMSP scheduler looks at its warps' next instruction (in program
-    order) and issues at most one of the eligible ones. Policy GTO (default): the warp
-    it issued last if still eligible, else the oldest (lowest SM warp index). Policy
-    LRR: the first eligible warp after the one issued last, in circular order.
+    order) and issues at most one of the eligible ones. Policy GTO (default): a warp whose
+    memory instruction was held back by a full MIO / LG queue and is now eligible goes first,
+    the one that began waiting earliest (micro/sched_fairness.json: queue-bound warps finish
+    together); else the warp it issued last if still eligible, else the oldest (lowest SM warp
+    index). GTO_OLDEST: the same without the queue rule. LRR: the first eligible warp after the
+    one issued last, in circular order.
   * A warp's next instruction is eligible when (checked in this order, the first
     failing check names the warp's state):
       barrier      - it is not waiting at BAR.SYNC;
@@ -72,7 +75,7 @@ U_NONE, U_FMA, U_HEAVY, U_ALU, U_XU = range(5)
  P_POLICY, P_MIO_SM_DEPTH, P_LG_SM_DEPTH, P_L1_LINES, P_BAR_ARRIVE, P_L2_SHARE_FP, P_DRAM_SHARE_FP,
  P_SWITCH_FMA, P_MEM_ISSUE_IV, P_SMSP_SHARED_CPW, P_SMSP_L1_CPL, P_QUEUE_AT_RETURN, N_PARAMS) = range(26)
 FP = 256              # sub-cycle units of the L2 / DRAM bandwidth servers
-POLICY_GTO, POLICY_LRR = 0, 1
+POLICY_GTO, POLICY_LRR, POLICY_GTO_OLDEST = 0, 1, 2
 # counters vector
 (K_HEAVY, K_LITE, K_ALU, K_XU, K_SHARED_BUSY, K_L1_BUSY, K_FILL_BUSY, K_DEADLOCK, N_COUNTERS) = range(9)
 
@@ -148,6 +151,7 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
     smsp_last_t = np.full(n_smsp, -2, np.int64)   # cycle and warp of each SMSP's last issue
     smsp_last_w = np.full(n_smsp, -1, np.int64)
     pend = np.zeros(n_warps, np.int64)            # 1 / 2: eligible pending an SM-wide MIO / LG entry
+    thr_since = np.full(n_warps, -1, np.int64)    # first cycle the warp's instruction met a full queue
     sel0 = np.full(n_smsp, -1, np.int64)          # each SMSP's pick without / with pending warps
     sel1 = np.full(n_smsp, -1, np.int64)
     grant = np.zeros(n_smsp, np.int64)            # arbiter: q granted, -q refused, 0 not asked
@@ -206,7 +210,7 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
         mio_left = mio_sm_depth - mio_total
         lg_left = lg_sm_depth - lg_total
         for s in range(n_smsp):
-            first_el, after_el, greedy_el = -1, -1, -1
+            first_el, after_el, greedy_el, fifo_el = -1, -1, -1, -1
             first0, after0, greedy0 = -1, -1, -1
             for k in range(smsp_start[s], smsp_start[s + 1]):
                 w = smsp_warps[k]
@@ -275,6 +279,8 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                                   and smsp_last_w[s] != w):
                                 st, wk = S_DISPATCH, t + 1     # no FP32 dispatch right after another warp's issue
                 state[w] = st
+                if (st == S_MIO_THROTTLE or st == S_LG_THROTTLE) and thr_since[w] < 0:
+                    thr_since[w] = t
                 if wk < wake:
                     wake = wk
                 if st == S_NOT_SELECTED:
@@ -284,6 +290,8 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                         after_el = k
                     if k == last_k[s]:
                         greedy_el = k
+                    if thr_since[w] >= 0 and (fifo_el == -1 or thr_since[w] < thr_since[smsp_warps[fifo_el]]):
+                        fifo_el = k
                     if pend[w] == 0:
                         if first0 == -1:
                             first0 = k
@@ -291,7 +299,10 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                             after0 = k
                         if k == last_k[s]:
                             greedy0 = k
-            if policy == POLICY_GTO:
+            if policy == POLICY_GTO and fifo_el != -1:
+                sel1[s] = fifo_el
+                sel0[s] = greedy0 if greedy0 != -1 else first0
+            elif policy == POLICY_GTO or policy == POLICY_GTO_OLDEST:
                 sel1[s] = greedy_el if greedy_el != -1 else first_el
                 sel0[s] = greedy0 if greedy0 != -1 else first0
             else:
@@ -337,6 +348,7 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                 continue
             # ---- issue
             w = smsp_warps[kk]
+            thr_since[w] = -1
             last_k[s] = kk
             state[w] = S_SELECTED
             issued = True

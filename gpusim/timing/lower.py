@@ -75,6 +75,9 @@ def _op_tables(opcodes: list[str], arch: GPU):
     return cls, unit, lat
 
 
+POLICIES = {"gto": E.POLICY_GTO, "gto-oldest": E.POLICY_GTO_OLDEST, "lrr": E.POLICY_LRR}
+
+
 def engine_params(arch: GPU, policy: str = "gto", active_sms: int | None = None) -> np.ndarray:
     """The engine's parameter vector. active_sms: SMs sharing the chip's L2 and DRAM bandwidth
     (default all of them)."""
@@ -82,8 +85,8 @@ def engine_params(arch: GPU, policy: str = "gto", active_sms: int | None = None)
         raise GpusimError("the timing engine assumes one shared wavefront per cycle per SM")
     if min(arch.mio_queue_depth, arch.lg_queue_depth) < 1:
         raise GpusimError("MIO and LG queue depths must be at least 1")
-    if policy not in ("gto", "lrr"):
-        raise GpusimError(f"scheduler policy must be 'gto' or 'lrr', got {policy!r}")
+    if policy not in POLICIES:
+        raise GpusimError(f"scheduler policy must be one of {', '.join(POLICIES)}, got {policy!r}")
     p = np.zeros(E.N_PARAMS, np.int64)
     p[E.P_FMA_INTERVAL] = arch.fma_subpipe_issue_interval_cycles
     p[E.P_ALU_INTERVAL] = arch.alu_issue_interval_cycles
@@ -98,7 +101,7 @@ def engine_params(arch: GPU, policy: str = "gto", active_sms: int | None = None)
     p[E.P_FILL_BYTES] = arch.l2_to_l1_bytes_per_sm_cycle
     p[E.P_SECTOR_BYTES] = arch.sector_bytes
     p[E.P_BAR_RELEASE] = arch.bar_sync_release_cycles
-    p[E.P_POLICY] = E.POLICY_GTO if policy == "gto" else E.POLICY_LRR
+    p[E.P_POLICY] = POLICIES[policy]
     p[E.P_SWITCH_FMA] = int(arch.fma_warp_switch_bubble)
     p[E.P_MEM_ISSUE_IV] = arch.mem_issue_interval_cycles
     p[E.P_SMSP_SHARED_CPW] = arch.smsp_shared_cycles_per_wavefront
