@@ -103,8 +103,20 @@ def print_summary(r, pred=None):
         print_prediction(pred)
 
 
+def _metric_table(title, rows):
+    t = Table(title=title)
+    t.add_column("metric")
+    t.add_column("unit")
+    t.add_column("predicted", justify="right")
+    for name, unit, v in rows:
+        if v is not None:
+            t.add_row(name, unit, _fmt(float(v)))
+    console.print(t)
+
+
 def print_prediction(p):
-    """Speed Of Light time and the Warp State Statistics of the whole-kernel prediction."""
+    """The whole-kernel prediction in Nsight Compute's sections: GPU Speed Of Light, Occupancy,
+    Memory Workload Analysis (cache model), Warp State Statistics."""
     from gpusim.timing.states import STATES, stall_metric
     m = p.metrics
     console.print(f"[bold]predicted time {p.time_ms:.4f} ms[/bold]  ({p.cycles:,.0f} cycles = sm__cycles_elapsed.avg, "
@@ -114,8 +126,31 @@ def print_prediction(p):
                        for r in p.rounds)
     console.print(f"[dim]busiest SM: {p.ctas_per_sm} CTAs = {rounds}; windows of {p.windows[0]} and "
                   f"{p.windows[1]} trips; global loads: {p.memory_levels}[/dim]")
-    console.print(f"achieved occupancy {m['sm__warps_active.avg.pct_of_peak_sustained_active']:.1f} %, "
-                  f"issue active {100 * m['smsp__issue_active.avg.per_cycle_active']:.1f} %")
+    _metric_table("GPU Speed Of Light Throughput (predicted)", [
+        ("gpu__time_duration.sum", "ns", m.get("gpu__time_duration.sum")),
+        ("sm__cycles_elapsed.avg", "cycle", m.get("sm__cycles_elapsed.avg")),
+        ("smsp__issue_active.avg.pct_of_peak_sustained_active", "%",
+         m.get("smsp__issue_active.avg.pct_of_peak_sustained_active")),
+        ("gpusim__pipe_fma_issue.pct (FFMA/FMUL/IMAD issue slots of the FMA pipes)", "%",
+         m.get("gpusim__pipe_fma_issue.pct")),
+        ("gpusim__pipe_alu_issue.pct", "%", m.get("gpusim__pipe_alu_issue.pct")),
+        ("gpusim__shared_pipe_busy.pct (wavefronts per SM cycle)", "%", m.get("gpusim__shared_pipe_busy.pct")),
+        ("gpusim__l1tex_busy.pct (LSU requests in the L1TEX stage)", "%", m.get("gpusim__l1tex_busy.pct")),
+        ("gpusim__dram_read.pct_of_achieved_peak", "%", m.get("gpusim__dram_read.pct_of_achieved_peak")),
+    ])
+    _metric_table("Occupancy (predicted)", [
+        ("sm__warps_active.avg.pct_of_peak_sustained_active", "%",
+         m.get("sm__warps_active.avg.pct_of_peak_sustained_active")),
+        ("smsp__warps_active.avg.per_cycle_active", "warp", m.get("smsp__warps_active.avg.per_cycle_active")),
+    ])
+    if "dram__bytes_read.sum" in m:
+        _metric_table("Memory Workload Analysis (cache model)", [
+            ("l1tex__t_sector_pipe_lsu_mem_global_op_ld_hit_rate.pct", "%",
+             m.get("l1tex__t_sector_pipe_lsu_mem_global_op_ld_hit_rate.pct")),
+            ("lts__t_sector_op_read_hit_rate.pct", "%", m.get("lts__t_sector_op_read_hit_rate.pct")),
+            ("dram__bytes_read.sum", "byte", m.get("dram__bytes_read.sum")),
+            ("gpusim__dram_read_gbps", "GB/s", m.get("gpusim__dram_read_gbps")),
+        ])
     total = m["smsp__average_warp_latency_per_inst_issued.ratio"]
     st = Table(title=f"Warp State Statistics: smsp__average_warp_latency_per_inst_issued.ratio = {total:.2f}")
     st.add_column("stall reason (ncu)")

@@ -166,8 +166,18 @@ def _resident(result, gpu: GPU, r: int) -> list:
     return [(i % gx, (i // gx) % gy, i // (gx * gy)) for i in ids]
 
 
+# engine counters carried through the window extrapolation with the warp states
+_BUSY = ("smsp__inst_executed_pipe_fmaheavy.sum", "smsp__inst_executed_pipe_fmalite.sum",
+         "smsp__inst_executed_pipe_alu.sum", "smsp__inst_executed_pipe_xu.sum",
+         "gpusim__shared_pipe_busy_cycles", "gpusim__l1tex_busy_cycles")
+
+
 def _state_vec(t: TimingResult) -> np.ndarray:
-    return np.array([t.state_cycles[s] for s in STATES] + [t.inst_issued], np.float64)
+    m = t.metrics
+    busy = [m[k] for k in _BUSY[:4]] + [
+        m["l1tex__data_pipe_lsu_wavefronts_mem_shared.avg.pct_of_peak_sustained_elapsed"] * t.cycles / 100.0,
+        m["gpusim__l1tex_tag_busy.pct"] * t.cycles / 100.0]
+    return np.array([t.state_cycles[s] for s in STATES] + busy + [t.inst_issued], np.float64)
 
 
 def time_round(result, gpu: GPU, r: int, levels: _Levels, windows=(W1, W2), full: bool = False):
@@ -241,6 +251,24 @@ def predict(result, arch: str | GPU | None = None, *, levels: bool = True, windo
         "gpusim__inst_issued_per_sm": issued,
     }
     m.update(stalls)
+    busy = dict(zip(_BUSY, vec[len(STATES):len(STATES) + len(_BUSY)]))
+    cyc = max(total_cycles, 1.0)
+    m.update({
+        "gpusim__pipe_fma_issue.pct": 100.0 * (busy[_BUSY[0]] + busy[_BUSY[1]]) / (smsp * cyc),
+        "gpusim__pipe_alu_issue.pct": 100.0 * busy[_BUSY[2]] * gpu.alu_issue_interval_cycles / (smsp * cyc),
+        "gpusim__shared_pipe_busy.pct": 100.0 * busy[_BUSY[4]] / cyc,
+        "gpusim__l1tex_busy.pct": 100.0 * busy[_BUSY[5]] / cyc,
+    })
+    hr = getattr(levels_fn, "hit_rates", None)
+    if hr:
+        secs = total_cycles / (gpu.sm_clock_max_mhz * 1e6)
+        for k in ("l1tex__t_sector_pipe_lsu_mem_global_op_ld_hit_rate.pct", "lts__t_sector_op_read_hit_rate.pct",
+                  "dram__bytes_read.sum"):
+            m[k] = hr[k]
+        if secs > 0:
+            m["gpusim__dram_read_gbps"] = hr["dram__bytes_read.sum"] / secs / 1e9
+            m["gpusim__dram_read.pct_of_achieved_peak"] = (100.0 * m["gpusim__dram_read_gbps"]
+                                                          / gpu.dram_achieved_bandwidth_gbps)
     notes = []
     src = levels_fn.source
     if src == "all L2":

@@ -63,3 +63,21 @@ def test_time_agrees_with_h200_at_1024(kernel):
     rec = json.loads((HW / f"{kernel}_1024.json").read_text())
     p = predict(gpusim.simulate(kernel, 1024))
     assert abs(p.time_ms / rec["time_ms_median"] - 1) <= ACHIEVED_TOLERANCE_1024
+
+
+def test_pipe_busy_matches_the_counted_work():
+    """The Speed Of Light figures come from the engine's own counters, extrapolated like the warp
+    states: the shared pipe's busy cycles on the busiest SM equal that SM's share of the counted
+    shared wavefronts (one per cycle), and the FMA pipes' issues its share of FFMA + IMAD."""
+    r = gpusim.simulate("smemtile", 512)
+    p = predict(r)
+    m, c = p.metrics, r.metrics
+    G = r.grid[0] * r.grid[1] * r.grid[2]
+    share = p.ctas_per_sm / G
+    wf = (c["l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"]
+          + c["l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum"]) * share
+    assert m["gpusim__shared_pipe_busy.pct"] * p.cycles / 100 == pytest.approx(wf, rel=0.03)
+    fma = sum(n for op, n in r.inst_executed_per_opcode.items()
+              if op.split(".")[0] in ("FFMA", "FMUL", "FADD", "IMAD")) * share
+    assert m["gpusim__pipe_fma_issue.pct"] * 4 * p.cycles / 100 == pytest.approx(fma, rel=0.03)
+    assert 0 < m["gpusim__l1tex_busy.pct"] <= 100
