@@ -126,6 +126,7 @@ def row_dot_col(k, As, a_base, Bs, b_col, b_stride, runs, acc, lead=0, sink=0, b
     issue(min(lead, len(loads)))
     for i in range(n):
         if sink and i == n - sink and before_sink is not None:
+            issue(len(loads))         # every shared load comes before the barrier
             before_sink()
         need = nxt
         while need < len(loads) and loads[need][3] <= i:
@@ -135,6 +136,7 @@ def row_dot_col(k, As, a_base, Bs, b_col, b_stride, runs, acc, lead=0, sink=0, b
         if lead:
             issue(min(nxt + 1, len(loads)))
     if sink and before_sink is not None and sink > n:
+        issue(len(loads))
         before_sink()
     return acc
 

@@ -29,6 +29,10 @@ Departures from the textbook source (all of them what ptxas did):
     odd sizes). The Bs loads stay BLOCKSIZE scalar LDS (they are BLOCKSIZE floats apart);
   * the epilogue computes beta*C first (FMUL C, beta) and then FFMA(acc, alpha, .): one FMUL and
     one FFMA, not two FMUL and an FADD;
+  * issue order (the timing engine's concern, not the counts'): ptxas issues the first
+    `lds_lead` shared loads of a tile before its first FFMA and then about one per FFMA, and moves
+    the last `ffma_sink` FFMAs below the trailing BAR.SYNC (they touch no shared memory); both are
+    read off the SASS per parameter set in `_SASS` (smemtile: 10 / 0 at BLOCKSIZE=32, 6 / 5 at 16);
   * the integer/uniform/control instructions of each block (S2R, LDC, LEA, IMAD.WIDE, ISETP,
     BRA, EXIT, ...) are issued from `_SASS`, read off cuobjdump -sass; at BLOCKSIZE=16 the K
     loop is unrolled 4x with 2- and 1-tile remainder stages, which the kernel mirrors.

@@ -40,7 +40,11 @@ Departures from the textbook source (all of them what ptxas did):
     per-opcode table but not in smsp__sass_inst_executed_op_global_ld/_shared_st nor in
     l1tex__t_requests; the kernel API has no way to say "issued, no lane on", so they are
     issued as k.op rows, which the counters also take for requests (never at the defaults);
-  * the integer/uniform/control instructions of each block are issued from `_SASS`.
+  * the integer/uniform/control instructions of each block are issued from `_SASS`;
+  * issue order (the timing engine's concern, not the counts'): the first `lds_lead` shared loads
+    of a tile come before its first FFMA and then about one per FFMA, and the last `ffma_sink`
+    FFMAs sit below the trailing BAR.SYNC, read off the SASS per parameter set in `_SASS`
+    (7 / 3 for the defaults, 6 / 4 for BM16_BN64_BK16).
 
 Parameters: memory instructions, their widths and addresses, FFMA and BAR.SYNC follow
 (BM, BN, BK) for any value, and so does the staging structure (guard, dispatch on T%4,
