@@ -18,23 +18,18 @@ import numpy as np
 import pytest
 
 from gpusim.arch.presets import H200
-from gpusim.kernel.opcodes import TABLE
 from gpusim.timing import simulate_sm, STATES, LEVEL_L1
+from gpusim.kernel.opcodes import TABLE
 from gpusim.trace.trace import ROW_DTYPE, Trace
+from tests.timing.hand_trace import HandTrace
 
 MICRO = Path(__file__).resolve().parents[2] / "traces" / "hw" / "h200" / "micro"
 
 
 def burst_trace(kind: str, B: int, reps: int, warps: int = 1) -> Trace:
-    spec = []
+    ht = HandTrace()
     for w in range(warps):
-        seq = 0
-
-        def add(op, srcs=(), wf=0, sec=0, lines=0):
-            nonlocal seq
-            spec.append((w, op, seq, tuple(srcs), wf, sec, lines))
-            seq += 1
-            return seq - 1
+        add = ht.warp(w)
         acc = add("IMAD.MOV")
         if kind == "lds":
             for _ in range(37):
@@ -58,11 +53,7 @@ def burst_trace(kind: str, B: int, reps: int, warps: int = 1) -> Trace:
             if r % 4 == 3:
                 add("UIADD3"); add("VIADD"); v = add("VIADD"); p = add("ISETP", (v,)); add("BRA", (p,))
         add("LDC"); add("IMAD.WIDE"); add("STG", (acc,), sec=4, lines=1); add("EXIT")
-    rows = np.zeros(len(spec), ROW_DTYPE)
-    for i, (w, op, seq, srcs, wf, sec, lines) in enumerate(spec):
-        s = list(srcs) + [-1] * (3 - len(srcs))
-        rows[i] = (0, w, TABLE.id(op), 0xFFFFFFFF, 1, seq, s[0], s[1], s[2], -1, sec, lines, wf, 0)
-    return Trace(rows, np.zeros((0, 32), np.int64), list(TABLE.ids))
+    return ht.trace()
 
 
 def run(kind, B, reps, warps=1, arch=H200):

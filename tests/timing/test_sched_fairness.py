@@ -19,24 +19,18 @@ import numpy as np
 import pytest
 
 from gpusim.arch.presets import H200
-from gpusim.kernel.opcodes import TABLE
 from gpusim.timing import simulate_sm, LEVEL_L1
-from gpusim.trace.trace import ROW_DTYPE, Trace
+from gpusim.trace.trace import Trace
+from tests.timing.hand_trace import HandTrace
 
 REC = json.loads((Path(__file__).resolve().parents[2] / "traces/hw/h200/micro/sched_fairness.json").read_text())
 TRIPS = {"lg": 8, "lds": 16, "ffma4": 16, "ffma2": 16}
 
 
 def fairness_trace(mode: str, warps: int = 32) -> Trace:
-    spec = []
+    ht = HandTrace()
     for w in range(warps):
-        seq = 0
-
-        def add(op, srcs=(), wf=0, sec=0, lines=0):
-            nonlocal seq
-            spec.append((w, op, seq, tuple(srcs), wf, sec, lines))
-            seq += 1
-            return seq - 1
+        add = ht.warp(w)
         acc = [add("MOV") for _ in range(4)]
         for _ in range(TRIPS[mode]):
             if mode in ("lg", "lds"):
@@ -50,11 +44,7 @@ def fairness_trace(mode: str, warps: int = 32) -> Trace:
                         acc[c] = add("FFMA", (acc[c],))
             i = add("IADD3"); p = add("ISETP", (i,)); add("BRA", (p,))
         add("EXIT")
-    rows = np.zeros(len(spec), ROW_DTYPE)
-    for i, (w, op, seq, srcs, wf, sec, lines) in enumerate(spec):
-        s = list(srcs) + [-1] * (3 - len(srcs))
-        rows[i] = (0, w, TABLE.id(op), 0xFFFFFFFF, 1, seq, s[0], s[1], s[2], -1, sec, lines, wf, 0)
-    return Trace(rows, np.zeros((0, 32), np.int64), list(TABLE.ids))
+    return ht.trace()
 
 
 def finish_fractions(mode: str, policy: str = "gto") -> np.ndarray:
