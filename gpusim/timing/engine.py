@@ -114,6 +114,21 @@ def _purge(ret, rn, fl, t):
     return gone, nxt
 
 
+@njit(cache=True, inline="always")
+def _taken(r, s, t, done, at_return, ready, ret, rn, row_warp, pending_mem, mem_done):
+    """The pipe took row r from SMSP s's queue at t; its data is back at `done`. Books the queue
+    entry's release (at the return, or at t when entries free as the pipe takes them) and the
+    warp's outstanding memory work; returns the release time."""
+    ready[r] = done
+    rel = done if at_return else t
+    ret[s, rn[s]] = rel
+    rn[s] += 1
+    w = row_warp[r]
+    pending_mem[w] -= 1
+    mem_done[w] = max(mem_done[w], done)
+    return rel
+
+
 @njit(cache=True)
 def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
         cls, unit, lat, wf, sectors, lines, level, dep, row_warp, params):
@@ -425,14 +440,8 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                 smsp_shared_free[s] = t + shared_cpw * n
                 counters[K_SHARED_BUSY] += n
                 done = t + shared_cpw * (n - 1) + lds_lat if cls[r] == C_LDS else t + shared_cpw * n
-                ready[r] = done
-                rel = done if at_return else t
-                mio_ret[s, mio_rn[s]] = rel
-                mio_rn[s] += 1
+                rel = _taken(r, s, t, done, at_return, ready, mio_ret, mio_rn, row_warp, pending_mem, mem_done)
                 mio_nr = min(mio_nr, rel)
-                w = row_warp[r]
-                pending_mem[w] -= 1
-                mem_done[w] = max(mem_done[w], done)
                 wake = min(wake, done)
         for s in range(n_smsp):
             if mio_cnt[s] > 0:
@@ -468,14 +477,8 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                         counters[K_FILL_BUSY] += fill // FP
                 else:
                     done = t + l1_cpl * n
-                ready[r] = done
-                rel = done if at_return else t
-                lg_ret[s, lg_rn[s]] = rel
-                lg_rn[s] += 1
+                rel = _taken(r, s, t, done, at_return, ready, lg_ret, lg_rn, row_warp, pending_mem, mem_done)
                 lg_nr = min(lg_nr, rel)
-                w = row_warp[r]
-                pending_mem[w] -= 1
-                mem_done[w] = max(mem_done[w], done)
                 wake = min(wake, done)
         for s in range(n_smsp):
             if lg_cnt[s] > 0:
