@@ -47,7 +47,7 @@ class TimingResult:
 def run_lowered(lw: Lowered, arch: GPU) -> TimingResult:
     cycles, counts, issue_cycle, finish, ctr = E.run(
         lw.warp_start, lw.warp_smsp, lw.warp_cta, lw.cta_warp_start, lw.smsp_warps, lw.smsp_start,
-        lw.cls, lw.unit, lw.lat, lw.wf, lw.sectors, lw.lines, lw.level, lw.dep, lw.row_warp, lw.params)
+        lw.cls, lw.unit, lw.lat, lw.wf, lw.sectors, lw.lines, lw.level, lw.gap, lw.dep, lw.row_warp, lw.params)
     if ctr[E.K_DEADLOCK]:
         raise GpusimError("timing engine deadlock: some warp waits at a barrier the rest of its CTA never reaches")
     cycles = int(cycles)
@@ -85,7 +85,8 @@ def run_lowered(lw: Lowered, arch: GPU) -> TimingResult:
 
 
 def simulate_sm(trace: Trace, arch: str | GPU = "h200", ctas=None, *, policy: str = "gto",
-                global_level=None, active_sms: int | None = None) -> TimingResult:
+                global_level=None, active_sms: int | None = None,
+                stall_counts: dict | None = None) -> TimingResult:
     """Time the rows of `ctas` (trace CTA ids, default all) as CTAs resident together on one SM.
 
     The caller chooses how many CTAs are resident (occupancy); all launch at cycle 0.
@@ -94,9 +95,10 @@ def simulate_sm(trace: Trace, arch: str | GPU = "h200", ctas=None, *, policy: st
     (without that rule) or "lrr" (loose round robin).
     global_level: per trace row, where a global load hits (LEVEL_L1/L2/DRAM); default L2.
     active_sms: SMs sharing the chip's L2/DRAM bandwidth (default: all the preset's SMs).
+    stall_counts: ptxas's stall counts of the kernel (control_codes.stall_table); default none.
     """
     gpu = get_arch(arch)
-    return run_lowered(lower(trace, gpu, ctas, global_level, policy, active_sms), gpu)
+    return run_lowered(lower(trace, gpu, ctas, global_level, policy, active_sms, stall_counts), gpu)
 
 
 __all__ = ["simulate_sm", "TimingResult", "lower", "Lowered", "run_lowered", "STATES", "N_STATES",

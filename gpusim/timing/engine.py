@@ -24,8 +24,13 @@ Model (all times integer SM cycles; `t` is the current cycle):
                      FMA-heavy, ALU ops the ALU pipe, XU ops the XU pipe; each pipe takes
                      one warp-instruction per interval cycles, else math_pipe_throttle.
                      FP32 ops take lite when both are free (leaving heavy for IMAD).
+  * After issuing row r a warp waits gap[r] cycles before its next issue (ptxas's stall count
+    from the SASS control codes, control_codes.py; 1 when the kernel has no SASS record); the
+    cycles between are wait, checked before the scoreboard as the hardware counts the stall
+    down before it looks at dependencies.
   * A warp issues at most one memory instruction (LDS/STS/LDG/STG) per mem_iv cycles; the
-    cycles between count as wait (micro: 4 cycles, ncu shows them as wait).
+    cycles between count as wait (micro: 4 cycles, ncu shows them as wait; the same rule ptxas
+    writes into the stall count of back-to-back memory instructions).
   * A queue entry counts against the MIO/LG depths from its issue until its data returns
     (ready), or until the pipe takes it when queue_entry_until_return is off.
   * Each SMSP feeds the shared pipe / L1TEX data stage at most one wavefront / line per
@@ -131,7 +136,7 @@ def _taken(r, s, t, done, at_return, ready, ret, rn, row_warp, pending_mem, mem_
 
 @njit(cache=True)
 def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
-        cls, unit, lat, wf, sectors, lines, level, dep, row_warp, params):
+        cls, unit, lat, wf, sectors, lines, level, gap, dep, row_warp, params):
     """Simulate; returns (cycles, state_cycles[warp, state], issue_cycle[row], finish[warp], counters)."""
     n_warps = warp_start.shape[0] - 1
     n_rows = cls.shape[0]
@@ -179,6 +184,7 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
     finished = np.zeros(n_warps, np.bool_)
     finish = np.zeros(n_warps, np.int64)
     last_issue = np.full(n_warps, -1, np.int64)
+    next_ok = np.zeros(n_warps, np.int64)         # the warp's stall count runs until this cycle
     bar_wait = np.zeros(n_warps, np.bool_)
     bar_release = np.full(n_warps, INF, np.int64)
     pending_mem = np.zeros(n_warps, np.int64)
@@ -247,6 +253,8 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                         continue
                 elif bar_wait[w] and bar_release[w] > t:
                     st, wk = S_BARRIER, bar_release[w]
+                elif next_ok[w] > t:
+                    st, wk = S_WAIT, next_ok[w]         # ptxas's stall count of its last instruction
                 else:
                     bar_wait[w] = False
                     r = pc[w]
@@ -370,6 +378,7 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
             r = pc[w]
             issue_cycle[r] = t
             last_issue[w] = t
+            next_ok[w] = t + gap[r]
             smsp_last_t[s] = t
             smsp_last_w[s] = w
             c = cls[r]

@@ -43,11 +43,12 @@ from gpusim.estimate.simulate import allocate, run_cta
 from gpusim.kernel.context import Sampler
 from gpusim.kernel.spec import get_kernel
 from gpusim.timing import simulate_sm, TimingResult
+from gpusim.timing.control_codes import stall_table
 from gpusim.timing.states import STATES, stall_metric
 from gpusim.trace.trace import Trace
 
-W1, W2 = 4, 8                 # loop trips of the two timing windows
-SAMPLING_TOLERANCE = 0.05     # |windowed - full| / full cycles, tested at small sizes (worst seen: coalesced 256, -4.4 %)
+W1, W2 = 6, 10                # loop trips of the two timing windows
+SAMPLING_TOLERANCE = 0.05     # |windowed - full| / full cycles, tested at small sizes (worst seen: smemtile 512, -1.0 %)
 
 
 class _TripSampler(Sampler):
@@ -155,8 +156,9 @@ def build_window(result, block_idx: list, window: int | None, seed: int = 0):
     return Trace.concat(traces), trips
 
 
-def _time(trace: Trace, gpu: GPU, levels: _Levels, active_sms: int):
-    return simulate_sm(trace, gpu, global_level=levels(trace, gpu), active_sms=active_sms)
+def _time(trace: Trace, gpu: GPU, levels: _Levels, active_sms: int, stalls=None):
+    return simulate_sm(trace, gpu, global_level=levels(trace, gpu), active_sms=active_sms,
+                       stall_counts=stalls)
 
 
 def _resident(result, gpu: GPU, r: int) -> list:
@@ -180,26 +182,28 @@ def _state_vec(t: TimingResult) -> np.ndarray:
     return np.array([t.state_cycles[s] for s in STATES] + busy + [t.inst_issued], np.float64)
 
 
-def time_round(result, gpu: GPU, r: int, levels: _Levels, windows=(W1, W2), full: bool = False):
+def time_round(result, gpu: GPU, r: int, levels: _Levels, windows=(W1, W2), full: bool = False,
+               stalls=None):
     """(cycles, state-cycles+issued vector, trips, per_trip, timing, block_idx) of one
-    round of r resident CTAs; full=True times every trip (the reference for the sampling test)."""
+    round of r resident CTAs; full=True times every trip (the reference for the sampling test).
+    stalls: ptxas's stall counts (control_codes.stall_table), None for none."""
     w1, w2 = windows
     bidx = _resident(result, gpu, r)
     gx, gy, gz = result.grid
     n_sm = min(gx * gy * gz, gpu.sm_count)       # SMs sharing the L2 and DRAM bandwidth
     if full:
         tr, trips = build_window(result, bidx, None)
-        t = _time(tr, gpu, levels, n_sm)
+        t = _time(tr, gpu, levels, n_sm, stalls)
         return float(t.cycles), _state_vec(t), trips, None, t, bidx
     tr1, trips = build_window(result, bidx, w1)
-    t1 = _time(tr1, gpu, levels, n_sm)
+    t1 = _time(tr1, gpu, levels, n_sm, stalls)
     if trips <= w2:
         if trips > w1:
             tr, _ = build_window(result, bidx, None)
-            t1 = _time(tr, gpu, levels, n_sm)
+            t1 = _time(tr, gpu, levels, n_sm, stalls)
         return float(t1.cycles), _state_vec(t1), trips, None, t1, bidx
     tr2, _ = build_window(result, bidx, w2)
-    t2 = _time(tr2, gpu, levels, n_sm)
+    t2 = _time(tr2, gpu, levels, n_sm, stalls)
     per_trip = (t2.cycles - t1.cycles) / (w2 - w1)
     v1, v2 = _state_vec(t1), _state_vec(t2)
     # a state that shrinks between the two windows (a start-up transient, e.g. drain) is
@@ -222,7 +226,7 @@ def plan_rounds(n_ctas: int, blocks_per_sm: int, sm_count: int) -> tuple[int, li
 
 
 def predict(result, arch: str | GPU | None = None, *, levels: bool = True, windows=(W1, W2),
-            full: bool = False) -> Prediction:
+            full: bool = False, control_codes: bool = True) -> Prediction:
     """Predicted whole-kernel time and warp-state ratios of a simulated launch (see module doc)."""
     gpu = get_arch(arch if arch is not None else result.arch)
     gx, gy, gz = result.grid
@@ -230,8 +234,10 @@ def predict(result, arch: str | GPU | None = None, *, levels: bool = True, windo
     per_sm, plan = plan_rounds(G, result.occupancy.blocks_per_sm, gpu.sm_count)
     rounds, total_cycles, vec, warp_cycles_max = [], 0.0, None, 0.0
     levels_fn = _Levels(result, gpu, levels)
+    table = stall_table(result.kernel, result.params, result.M, result.N, result.K) if control_codes else None
+    stalls_in = table[0] if table else None
     for r, count in plan:
-        cyc, v, trips, per_trip, t, bidx = time_round(result, gpu, r, levels_fn, windows, full)
+        cyc, v, trips, per_trip, t, bidx = time_round(result, gpu, r, levels_fn, windows, full, stalls_in)
         rounds.append(Round(r, count, trips, cyc, per_trip, t, bidx))
         total_cycles += count * cyc
         vec = count * v if vec is None else vec + count * v
@@ -274,6 +280,10 @@ def predict(result, arch: str | GPU | None = None, *, levels: bool = True, windo
     if src == "all L2":
         notes.append("every global load is timed as an L2 hit (gpusim.memory.cache not available)")
     notes.append("no kernel launch overhead is added (no microbenchmark record of it)")
+    if table:
+        notes.append(f"issue gaps: ptxas's stall counts from {table[1]}.sass")
+    elif control_codes:
+        notes.append("no SASS record of this kernel: no ptxas stall counts (each warp may issue every cycle)")
     time_ms = total_cycles / (gpu.sm_clock_max_mhz * 1e3)
     return Prediction(result.kernel, result.M, result.N, result.K, time_ms, total_cycles, m, stalls, rounds,
                       per_sm, tuple(windows), src, notes)

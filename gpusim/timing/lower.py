@@ -17,6 +17,7 @@ from gpusim.arch import GPU
 from gpusim.errors import GpusimError
 from gpusim.kernel.opcodes import TABLE, SPACE_GLOBAL, SPACE_SHARED
 from gpusim.timing import engine as E
+from gpusim.timing.control_codes import row_gaps
 from gpusim.trace.trace import Trace
 
 LEVEL_L1, LEVEL_L2, LEVEL_DRAM = 0, 1, 2
@@ -40,6 +41,7 @@ class Lowered:
     sectors: np.ndarray         # global sectors
     lines: np.ndarray           # distinct 128-B lines of a global access
     level: np.ndarray           # where a global load's data comes from (LEVEL_*): the cache-model hook
+    gap: np.ndarray             # cycles before the warp may issue its next row (ptxas's stall count; 1: none)
     dep: np.ndarray             # (rows, 3) producer rows, -1 none
     row_warp: np.ndarray        # warp of each row
     trace_row: np.ndarray       # index of each row in the input trace
@@ -78,9 +80,11 @@ def _op_tables(opcodes: list[str], arch: GPU):
 POLICIES = {"gto": E.POLICY_GTO, "gto-oldest": E.POLICY_GTO_OLDEST, "lrr": E.POLICY_LRR}
 
 
-def engine_params(arch: GPU, policy: str = "gto", active_sms: int | None = None) -> np.ndarray:
+def engine_params(arch: GPU, policy: str = "gto", active_sms: int | None = None,
+                  stall_counts: bool = False) -> np.ndarray:
     """The engine's parameter vector. active_sms: SMs sharing the chip's L2 and DRAM bandwidth
-    (default all of them)."""
+    (default all of them). stall_counts: the rows carry ptxas's stall counts, which hold the
+    gap between back-to-back memory instructions themselves: mem_issue_interval is then off."""
     if arch.shared_wavefronts_per_sm_cycle != 1.0:
         raise GpusimError("the timing engine assumes one shared wavefront per cycle per SM")
     if min(arch.mio_queue_depth, arch.lg_queue_depth) < 1:
@@ -103,7 +107,7 @@ def engine_params(arch: GPU, policy: str = "gto", active_sms: int | None = None)
     p[E.P_BAR_RELEASE] = arch.bar_sync_release_cycles
     p[E.P_POLICY] = POLICIES[policy]
     p[E.P_SWITCH_FMA] = int(arch.fma_warp_switch_bubble)
-    p[E.P_MEM_ISSUE_IV] = arch.mem_issue_interval_cycles
+    p[E.P_MEM_ISSUE_IV] = 1 if stall_counts else arch.mem_issue_interval_cycles
     p[E.P_SMSP_SHARED_CPW] = arch.smsp_shared_cycles_per_wavefront
     p[E.P_SMSP_L1_CPL] = arch.smsp_l1_cycles_per_line
     p[E.P_QUEUE_AT_RETURN] = int(arch.queue_entry_until_return)
@@ -121,11 +125,13 @@ def engine_params(arch: GPU, policy: str = "gto", active_sms: int | None = None)
 
 
 def lower(trace: Trace, arch: GPU, ctas=None, global_level=None, policy: str = "gto",
-          active_sms: int | None = None) -> Lowered:
+          active_sms: int | None = None, stall_counts: dict | None = None) -> Lowered:
     """Flat engine arrays for the rows of `ctas` (trace CTA ids, default all), resident together.
 
     global_level: optional int array, one per trace row, saying where each global load
     hits (LEVEL_L1 / LEVEL_L2 / LEVEL_DRAM); default: every global load is an L2 hit.
+    stall_counts: the kernel's ptxas stall counts, {opcode: mean} (control_codes.stall_table);
+    default none: a warp may issue every cycle, memory instructions every mem_issue_interval.
     """
     rows = trace.rows
     all_ctas = np.flatnonzero(np.bincount(rows["cta"]))
@@ -179,12 +185,15 @@ def lower(trace: Trace, arch: GPU, ctas=None, global_level=None, policy: str = "
     level = np.full(n, LEVEL_L2, np.int8)
     if global_level is not None:
         level = np.asarray(global_level, np.int8)[take]
+    gap = np.ones(n, np.int64)
+    if stall_counts:
+        gap = row_gaps(ops, warp_start, list(trace.opcodes), stall_counts)
     return Lowered(
         ctas=np.asarray(ctas, np.int64), warp_start=warp_start, warp_cta=warp_cta,
         warp_in_cta=(warp_sm % wpc).astype(np.int64), warp_sm=warp_sm.astype(np.int64),
         warp_smsp=warp_smsp, cta_warp_start=cta_warp_start, smsp_warps=smsp_warps, smsp_start=smsp_start,
         cls=op_cls[ops], unit=op_unit[ops], lat=op_lat[ops].astype(np.int64),
         wf=rows["wavefronts"][take].astype(np.int64), sectors=rows["sectors"][take].astype(np.int64),
-        lines=rows["lines"][take].astype(np.int64), level=level,
+        lines=rows["lines"][take].astype(np.int64), level=level, gap=gap,
         dep=dep, row_warp=row_warp, trace_row=take.astype(np.int64),
-        params=engine_params(arch, policy, active_sms), sampled_rows=int((rows["weight"][take] > 1).sum()))
+        params=engine_params(arch, policy, active_sms, bool(stall_counts)), sampled_rows=int((rows["weight"][take] > 1).sum()))

