@@ -45,7 +45,9 @@ Model (all times integer SM cycles; `t` is the current cycle):
     max(ceil(sectors / l1_sectors_per_cycle), ceil(lines / l1_lines_per_cycle), 1) cycles:
     the tag stage takes 16 sectors a cycle, the data stage one 128-B line a cycle.
     A load's data comes from level[row] (0 L1, 1 L2, 2 DRAM, from the cache model or all L2)
-    after that level's latency. An L1 miss also takes its bytes through the SM's share of
+    after that level's latency; an L1 hit on a line that an earlier miss is still fetching gets
+    its data when that fill lands, not before (the cache model decides hit or miss in program
+    order; the engine keeps, per 128-B line, when its last fill from L2/DRAM completes). An L1 miss also takes its bytes through the SM's share of
     the chip's L2 bandwidth (no more than the L2->L1 port, fill_bytes a cycle) and a DRAM
     miss through its share of the DRAM bandwidth: in-order servers in 1/256-cycle units;
     the data is ready at the later of the latency and the servers' completion.
@@ -136,7 +138,7 @@ def _taken(r, s, t, done, at_return, ready, ret, rn, row_warp, pending_mem, mem_
 
 @njit(cache=True)
 def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
-        cls, unit, lat, wf, sectors, lines, level, gap, dep, row_warp, params):
+        cls, unit, lat, wf, sectors, lines, level, gap, line_ptr, line_id, dep, row_warp, params):
     """Simulate; returns (cycles, state_cycles[warp, state], issue_cycle[row], finish[warp], counters)."""
     n_warps = warp_start.shape[0] - 1
     n_rows = cls.shape[0]
@@ -212,6 +214,7 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
     l1_free = np.int64(0)
     fill_free = np.int64(0)
     counters = np.zeros(N_COUNTERS, np.int64)
+    line_ready = np.zeros(max(line_id.shape[0], 1), np.int64)   # when each line's fill from L2/DRAM lands
 
     n_left = n_warps
     t = np.int64(0)
@@ -469,6 +472,7 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                 l1_free = t + n
                 smsp_l1_free[s] = t + l1_cpl * n
                 counters[K_L1_BUSY] += n
+                fill_at = np.int64(0)
                 if cls[r] == C_LDG:
                     lv = level[r]
                     done = t + l1_cpl * (n - 1) + level_lat[lv]
@@ -484,9 +488,20 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                             done_fp = max(done_fp, dram_free)
                         done = (done_fp + FP - 1) // FP
                         counters[K_FILL_BUSY] += fill // FP
+                        for j in range(line_ptr[r], line_ptr[r + 1]):
+                            line_ready[line_id[j]] = max(line_ready[line_id[j]], done)
+                    else:
+                        # an L1 hit on a line whose fill is still on its way waits for the fill
+                        for j in range(line_ptr[r], line_ptr[r + 1]):
+                            fill_at = max(fill_at, line_ready[line_id[j]])
                 else:
                     done = t + l1_cpl * n
                 rel = _taken(r, s, t, done, at_return, ready, lg_ret, lg_rn, row_warp, pending_mem, mem_done)
+                if fill_at > done:
+                    # the hit's queue entry frees with its own return; its data waits for the fill
+                    ready[r] = fill_at
+                    mem_done[row_warp[r]] = max(mem_done[row_warp[r]], fill_at)
+                    wake = min(wake, fill_at)
                 lg_nr = min(lg_nr, rel)
                 wake = min(wake, done)
         for s in range(n_smsp):

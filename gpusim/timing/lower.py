@@ -42,6 +42,8 @@ class Lowered:
     lines: np.ndarray           # distinct 128-B lines of a global access
     level: np.ndarray           # where a global load's data comes from (LEVEL_*): the cache-model hook
     gap: np.ndarray             # cycles before the warp may issue its next row (ptxas's stall count; 1: none)
+    line_ptr: np.ndarray        # global loads' 128-B lines: row r's are line_id[line_ptr[r]:line_ptr[r+1]]
+    line_id: np.ndarray         # (dense ids, shared by rows that touch the same line)
     dep: np.ndarray             # (rows, 3) producer rows, -1 none
     row_warp: np.ndarray        # warp of each row
     trace_row: np.ndarray       # index of each row in the input trace
@@ -124,6 +126,25 @@ def engine_params(arch: GPU, policy: str = "gto", active_sms: int | None = None,
     return p
 
 
+def _load_lines(trace: Trace, take: np.ndarray, line_bytes: int):
+    """CSR of the distinct lines each lowered row's global load touches (none for other rows),
+    with dense line ids: the engine's record of which lines are in flight from L2 / DRAM."""
+    rows = trace.rows[take]
+    space, is_store, _, _, _ = TABLE.arrays()
+    op = rows["op"].astype(np.int64)
+    sel = np.flatnonzero((space[op] == SPACE_GLOBAL) & ~is_store[op] & (rows["mem"] >= 0))
+    counts = np.zeros(len(take), np.int64)
+    if sel.size == 0:
+        return np.zeros(len(take) + 1, np.int64), np.zeros(0, np.int64)
+    a = trace.addr[rows["mem"][sel]]
+    ln = np.where(a >= 0, a // line_bytes, -1)
+    ln.sort(axis=1)
+    first = (ln >= 0) & np.c_[np.ones((len(sel), 1), bool), ln[:, 1:] != ln[:, :-1]]
+    counts[sel] = first.sum(axis=1)
+    _, ids = np.unique(ln[first], return_inverse=True)      # row-major: rows in order
+    return np.r_[0, np.cumsum(counts)].astype(np.int64), ids.astype(np.int64)
+
+
 def lower(trace: Trace, arch: GPU, ctas=None, global_level=None, policy: str = "gto",
           active_sms: int | None = None, stall_counts: dict | None = None) -> Lowered:
     """Flat engine arrays for the rows of `ctas` (trace CTA ids, default all), resident together.
@@ -185,6 +206,7 @@ def lower(trace: Trace, arch: GPU, ctas=None, global_level=None, policy: str = "
     level = np.full(n, LEVEL_L2, np.int8)
     if global_level is not None:
         level = np.asarray(global_level, np.int8)[take]
+    line_ptr, line_id = _load_lines(trace, take, arch.line_bytes)
     gap = np.ones(n, np.int64)
     if stall_counts:
         gap = row_gaps(ops, warp_start, list(trace.opcodes), stall_counts)
@@ -195,5 +217,6 @@ def lower(trace: Trace, arch: GPU, ctas=None, global_level=None, policy: str = "
         cls=op_cls[ops], unit=op_unit[ops], lat=op_lat[ops].astype(np.int64),
         wf=rows["wavefronts"][take].astype(np.int64), sectors=rows["sectors"][take].astype(np.int64),
         lines=rows["lines"][take].astype(np.int64), level=level, gap=gap,
+        line_ptr=line_ptr, line_id=line_id,
         dep=dep, row_warp=row_warp, trace_row=take.astype(np.int64),
         params=engine_params(arch, policy, active_sms, bool(stall_counts)), sampled_rows=int((rows["weight"][take] > 1).sum()))

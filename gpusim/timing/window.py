@@ -31,11 +31,14 @@ class Window:
 def time_window(result, iterations: int = 4, seed: int = 0) -> Window:
     """Time the first SM's resident CTAs of a simulated launch (`result` from gpusim.simulate):
     the CTAs the block scheduler gives SM 0 (0, 132, 264, ...), as the whole-kernel prediction
-    times them, with every global load taken as an L2 hit."""
+    times them, with every global load taken as an L2 hit and ptxas's stall counts as the
+    prediction takes them (control_codes.py)."""
     from gpusim.timing.kernel_time import build_window, _resident
+    from gpusim.timing.control_codes import stall_table
     gpu = get_arch(result.arch)
     gx, gy, gz = result.grid
     per_sm = -(-(gx * gy * gz) // gpu.sm_count)
     ctas = _resident(result, gpu, min(result.occupancy.blocks_per_sm, per_sm))
     trace, _ = build_window(result, ctas, iterations, seed)
-    return Window(ctas, iterations, trace, simulate_sm(trace, gpu))
+    table = stall_table(result.kernel, result.params, result.M, result.N, result.K)
+    return Window(ctas, iterations, trace, simulate_sm(trace, gpu, stall_counts=table[0] if table else None))

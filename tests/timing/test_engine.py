@@ -263,3 +263,27 @@ def test_ctas_subset_and_errors():
         simulate_sm(t, ARCH, ctas=[5])
     with pytest.raises(GpusimError):
         simulate_sm(t, replace(ARCH, max_warps_per_sm=4))
+
+
+def test_l1_hit_on_a_line_still_in_flight_waits_for_the_fill():
+    """Warp 0 misses line X to L2 (L1TEX at 0, data at 282); warp 1 (SMSP 1) hits the same line
+    in L1 per the cache model, L1TEX at 1: alone it would return at 1 + 32, but the line is
+    still on its way, so its FFMA issues at 282 like warp 0's. A hit on another line returns
+    at 1 + 32 as before."""
+    def trace(line_of_warp1):
+        rows = np.zeros(4, ROW_DTYPE)
+        for i, (w, op, seq, src, mem) in enumerate([(0, "LDG.E", 0, -1, 0), (0, "FFMA", 1, 0, -1),
+                                                    (1, "LDG.E", 0, -1, 1), (1, "FFMA", 1, 0, -1)]):
+            rows[i] = (0, w, TABLE.id(op), 0xFFFFFFFF, 1, seq, src, -1, -1, mem, 4 if mem >= 0 else 0,
+                       1 if mem >= 0 else 0, 0, 0)
+        addr = np.stack([4 * np.arange(32) + 4096, 4 * np.arange(32) + 4096 + 128 * line_of_warp1])
+        return Trace(rows, addr.astype(np.int64), list(TABLE.ids))
+
+    arch = replace(ARCH, l1_hit_latency_cycles=32.0)
+    levels = np.array([1, 0, 0, 0], np.int8)            # warp 0's load from L2, warp 1's an L1 hit
+    res = simulate_sm(trace(0), arch, global_level=levels)
+    assert res.issue_cycle.tolist() == [0, 282, 0, 282]
+    assert states(res, 1)["long_scoreboard"] == 281
+    res = simulate_sm(trace(5), arch, global_level=levels)
+    assert res.issue_cycle.tolist() == [0, 282, 0, 33]
+    check_invariants(res)

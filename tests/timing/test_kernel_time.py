@@ -21,8 +21,8 @@ def test_plan_rounds():
     assert plan_rounds(2048, 4, 132) == (16, [(4, 4)])
 
 
-@pytest.mark.parametrize("kernel, size", [("naive", 256), ("coalesced", 256), ("smemtile", 512),
-                                          ("tiled32", 512), ("regtile2d", 256)])
+@pytest.mark.parametrize("kernel, size", [("naive", 512), ("coalesced", 512), ("smemtile", 1024),
+                                          ("tiled32", 1024), ("regtile2d", 256)])
 def test_sampling_error_against_full_run(kernel, size):
     """Windows of W1 and W2 trips extrapolated to every trip stay within SAMPLING_TOLERANCE of the
     engine timing every trip (16 or 32 trips per CTA at these sizes)."""
