@@ -47,8 +47,9 @@ Model (all times integer SM cycles; `t` is the current cycle):
     A load's data comes from level[row] (0 L1, 1 L2, 2 DRAM, from the cache model or all L2)
     after that level's latency; an L1 hit on a line that an earlier miss is still fetching gets
     its data when that fill lands, not before (the cache model decides hit or miss in program
-    order; the engine keeps, per 128-B line, when its last fill from L2/DRAM completes). An L1 miss also takes its bytes through the SM's share of
-    the chip's L2 bandwidth (no more than the L2->L1 port, fill_bytes a cycle) and a DRAM
+    order; the engine keeps, per 128-B line, when its last fill from L2/DRAM completes), and
+    its queue entry frees at its own return. An L1 miss also takes its bytes through the SM's
+    share of the chip's L2 bandwidth (no more than the L2->L1 port, fill_bytes a cycle) and a DRAM
     miss through its share of the DRAM bandwidth: in-order servers in 1/256-cycle units;
     the data is ready at the later of the latency and the servers' completion.
   * BAR.SYNC: the CTA's barrier unit processes arrivals one per bar_arrive cycles (each
