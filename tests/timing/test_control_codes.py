@@ -57,9 +57,9 @@ def test_row_gaps_spread_means_exactly():
 
 
 def test_engine_waits_out_the_gap():
-    """One warp, three independent IADD3 (ALU one per 2 cycles) with stall counts 5, 1, 1:
-    issue at 0, 5, 7; the 4 cycles after the first are wait, the one after the second
-    math_pipe_throttle."""
+    """One warp, three independent IADD3 (the ALU pipe takes one per 2 cycles). With stall
+    count 1 the pipe sets the pace: issue at 0, 2, 4. With stall count 5 the count does:
+    issue at 0, 5, 10, and the 4 + 4 cycles between are wait (checked before the pipe)."""
     arch = replace(H200, alu_issue_interval_cycles=2, fma_warp_switch_bubble=False)
     h = HandTrace()
     add = h.warp(0)
