@@ -63,6 +63,11 @@ Model (all times integer SM cycles; `t` is the current cycle):
     last retirement.
 Cycles in which no warp can issue are skipped to the next event (a result, a pipe or a
 queue freeing, a barrier release); every skipped cycle is still counted in each warp's state.
+Speed without changing a result: a warp's state is re-derived only when it can change (at
+recheck[w]: the end of its stall count, its result's ready cycle, its pipe freeing; or when an
+event clears recheck[w]: the pipe taking its load, its barrier releasing, a queue purge for a
+throttled warp), and each warp's cycles are added to its state when it leaves the state, not
+every cycle. Eligible warps (not_selected, dispatch_stall) are looked at every cycle.
 """
 from __future__ import annotations
 
@@ -122,8 +127,16 @@ def _purge(ret, rn, fl, t):
     return gone, nxt
 
 
+@njit(cache=True)
+def _clear_recheck(state, recheck, st):
+    """Entries of a queue freed: every warp held back by it looks again."""
+    for w in range(state.shape[0]):
+        if state[w] == st:
+            recheck[w] = 0
+
+
 @njit(cache=True, inline="always")
-def _taken(r, s, t, done, at_return, ready, ret, rn, row_warp, pending_mem, mem_done):
+def _taken(r, s, t, done, at_return, ready, ret, rn, row_warp, pending_mem, mem_done, recheck):
     """The pipe took row r from SMSP s's queue at t; its data is back at `done`. Books the queue
     entry's release (at the return, or at t when entries free as the pipe takes them) and the
     warp's outstanding memory work; returns the release time."""
@@ -134,6 +147,7 @@ def _taken(r, s, t, done, at_return, ready, ret, rn, row_warp, pending_mem, mem_
     w = row_warp[r]
     pending_mem[w] -= 1
     mem_done[w] = max(mem_done[w], done)
+    recheck[w] = 0          # its scoreboard or drain now has a time
     return rel
 
 
@@ -184,6 +198,8 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
     pc = warp_start[:-1].copy()
     counts = np.zeros((n_warps, N_STATES), np.int64)
     state = np.full(n_warps, -1, np.int64)
+    since = np.zeros(n_warps, np.int64)           # cycle the warp entered its current state
+    recheck = np.zeros(n_warps, np.int64)         # its state cannot change before this cycle
     finished = np.zeros(n_warps, np.bool_)
     finish = np.zeros(n_warps, np.int64)
     last_issue = np.full(n_warps, -1, np.int64)
@@ -225,15 +241,20 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
         if t >= mio_nr:
             gone, mio_nr = _purge(mio_ret, mio_rn, mio_fl, t)
             mio_total -= gone
+            if gone > 0:
+                _clear_recheck(state, recheck, S_MIO_THROTTLE)
         if t >= lg_nr:
             gone, lg_nr = _purge(lg_ret, lg_rn, lg_fl, t)
             lg_total -= gone
+            if gone > 0:
+                _clear_recheck(state, recheck, S_LG_THROTTLE)
         # ---- schedulers: states of every resident warp, then at most one issue per SMSP.
         # A memory instruction that passes its SMSP's depth check while the SM-wide pool has free
         # entries is eligible pending the pool arbiter (pend: 1 MIO, 2 LG); each SMSP picks the warp
         # it would issue with pending warps eligible (sel1) and without them (sel0).
         mio_left = mio_sm_depth - mio_total
         lg_left = lg_sm_depth - lg_total
+        n_pend = 0
         for s in range(n_smsp):
             first_el, after_el, greedy_el, fifo_el = -1, -1, -1, -1
             first0, after0, greedy0 = -1, -1, -1
@@ -242,7 +263,13 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                 pend[w] = 0
                 if finished[w]:
                     continue
+                if recheck[w] > t:
+                    # waiting on a known cycle (its stall count, a result, a barrier release, a pipe)
+                    if recheck[w] < wake:
+                        wake = recheck[w]
+                    continue
                 st = S_NOT_SELECTED
+                fixed = True        # the state holds until wk, or until an event clears recheck[w]
                 wk = t + 1
                 if pc[w] >= warp_start[w + 1]:
                     if pending_mem[w] > 0:
@@ -252,11 +279,13 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                     else:
                         finished[w] = True
                         finish[w] = max(last_issue[w] + 1, mem_done[w])
+                        if state[w] >= 0:
+                            counts[w, state[w]] += t - since[w]
                         state[w] = -1
                         n_left -= 1
                         continue
                 elif bar_wait[w] and bar_release[w] > t:
-                    st, wk = S_BARRIER, bar_release[w]
+                    st, wk = S_BARRIER, bar_release[w]   # INF: the last arrival sets it
                 elif next_ok[w] > t:
                     st, wk = S_WAIT, next_ok[w]         # ptxas's stall count of its last instruction
                 else:
@@ -274,20 +303,22 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                             dep_wk = min(dep_wk, ready[d])   # INF: still queued; the pipes wake us
                     c = cls[r]
                     if sb != -1:
-                        st, wk = sb, dep_wk
+                        st, wk = sb, dep_wk                # INF: the pipe taking the load sets it
                     elif c >= C_LDS and c <= C_STG and last_mem[w] + mem_iv > t:
                         st, wk = S_WAIT, last_mem[w] + mem_iv   # one memory instruction per mem_iv cycles per warp
                     else:
                         if c == C_LDS or c == C_STS:
                             if mio_fl[s] >= mio_depth or mio_left <= 0:
-                                st, wk = S_MIO_THROTTLE, mio_nr
+                                st, wk = S_MIO_THROTTLE, INF      # a purge of MIO entries clears recheck
                             else:
                                 pend[w] = 1
+                                n_pend += 1
                         elif c == C_LDG or c == C_STG:
                             if lg_fl[s] >= lg_depth or lg_left <= 0:
-                                st, wk = S_LG_THROTTLE, lg_nr
+                                st, wk = S_LG_THROTTLE, INF       # ... of LG entries
                             else:
                                 pend[w] = 2
+                                n_pend += 1
                         elif c == C_FIXED:
                             u = unit[r]
                             if u == U_FMA:
@@ -301,11 +332,17 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                             else:
                                 f = t
                             if f > t:
-                                st, wk = S_MATH_THROTTLE, f
+                                st, wk = S_MATH_THROTTLE, f         # only this warp's SMSP issues to it
                             elif (u == U_FMA and switch_fma and smsp_last_t[s] == t - 1
                                   and smsp_last_w[s] != w):
-                                st, wk = S_DISPATCH, t + 1     # no FP32 dispatch right after another warp's issue
-                state[w] = st
+                                st, wk, fixed = S_DISPATCH, t + 1, False   # no FP32 dispatch right after another warp's issue
+                if st != state[w]:
+                    if state[w] >= 0:
+                        counts[w, state[w]] += t - since[w]
+                    state[w] = st
+                    since[w] = t
+                if st != S_NOT_SELECTED and fixed:
+                    recheck[w] = wk
                 if (st == S_MIO_THROTTLE or st == S_LG_THROTTLE) and thr_since[w] < 0:
                     thr_since[w] = t
                 if wk < wake:
@@ -341,7 +378,7 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
         # that frees: with the pool full, the other SMSPs' queues run dry, their warps fall behind,
         # and the kernel ends with one SMSP alone feeding L1TEX / the shared pipe at its own rate,
         # 1 line / wavefront per smsp_cpw cycles.)
-        for q in range(1, 3):
+        for q in range(1, 3 if n_pend > 0 else 1):
             left = mio_left if q == 1 else lg_left
             while True:
                 best, best_f = -1, INF
@@ -362,7 +399,7 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
             g = grant[s]
             grant[s] = 0
             kk = sel1[s] if g >= 0 else sel0[s]
-            if g < 0 or mio_left <= 0 or lg_left <= 0:
+            if n_pend > 0 and (g < 0 or mio_left <= 0 or lg_left <= 0):
                 # pending warps not issuing: not_selected while the pool has an entry left for them
                 for k in range(smsp_start[s], smsp_start[s + 1]):
                     w = smsp_warps[k]
@@ -370,14 +407,18 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                     if q == 0 or state[w] != S_NOT_SELECTED:
                         continue
                     if g == -q or (g != q and (mio_left if q == 1 else lg_left) <= 0):
+                        counts[w, state[w]] += t - since[w]
                         state[w] = S_MIO_THROTTLE if q == 1 else S_LG_THROTTLE
+                        since[w] = t
             if kk == -1:
                 continue
             # ---- issue
             w = smsp_warps[kk]
             thr_since[w] = -1
             last_k[s] = kk
+            counts[w, state[w]] += t - since[w]
             state[w] = S_SELECTED
+            since[w] = t
             issued = True
             r = pc[w]
             issue_cycle[r] = t
@@ -437,6 +478,7 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                 for w2 in range(cta_warp_start[cta], cta_warp_start[cta + 1]):
                     if bar_wait[w2]:
                         bar_release[w2] = rel
+                        recheck[w2] = 0
                 cta_arrived[cta] = 0
                 wake = min(wake, rel)
 
@@ -453,7 +495,7 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                 smsp_shared_free[s] = t + shared_cpw * n
                 counters[K_SHARED_BUSY] += n
                 done = t + shared_cpw * (n - 1) + lds_lat if cls[r] == C_LDS else t + shared_cpw * n
-                rel = _taken(r, s, t, done, at_return, ready, mio_ret, mio_rn, row_warp, pending_mem, mem_done)
+                rel = _taken(r, s, t, done, at_return, ready, mio_ret, mio_rn, row_warp, pending_mem, mem_done, recheck)
                 mio_nr = min(mio_nr, rel)
                 wake = min(wake, done)
         for s in range(n_smsp):
@@ -497,7 +539,7 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                             fill_at = max(fill_at, line_ready[line_id[j]])
                 else:
                     done = t + l1_cpl * n
-                rel = _taken(r, s, t, done, at_return, ready, lg_ret, lg_rn, row_warp, pending_mem, mem_done)
+                rel = _taken(r, s, t, done, at_return, ready, lg_ret, lg_rn, row_warp, pending_mem, mem_done, recheck)
                 if fill_at > done:
                     # the hit's queue entry frees with its own return; its data waits for the fill
                     ready[r] = fill_at
@@ -512,13 +554,11 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
         # ---- advance: to the next cycle, or past cycles in which nothing can change
         if n_left == 0:
             break
-        nxt = t + 1 if issued else max(wake, t + 1)
+        # a throttled warp waits for the next queue entry to free (its recheck is INF until then)
+        nxt = t + 1 if issued else max(min(wake, mio_nr, lg_nr), t + 1)
         if nxt >= INF:
             counters[K_DEADLOCK] = 1
             break
-        for w in range(n_warps):
-            if not finished[w]:
-                counts[w, state[w]] += nxt - t
         t = nxt
 
     cycles = np.int64(0)
