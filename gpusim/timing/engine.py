@@ -93,6 +93,24 @@ POLICY_GTO, POLICY_LRR, POLICY_GTO_OLDEST = 0, 1, 2
 (K_HEAVY, K_LITE, K_ALU, K_XU, K_SHARED_BUSY, K_L1_BUSY, K_FILL_BUSY, K_DEADLOCK, N_COUNTERS) = range(9)
 
 INF = np.int64(1) << 62
+# columns of the rows matrix (int32, one 64-B line per row: a row's fields are read together, and
+# one stream per warp instead of one per field keeps the CPU's prefetchers ahead; ~1.2x faster)
+(R_CLS, R_UNIT, R_LAT, R_WF, R_SECTORS, R_LINES, R_LEVEL, R_GAP, R_DEP, R_DEP1, R_DEP2, R_WARP,
+ R_LINE_LO, R_LINE_HI, N_ROW_FIELDS) = range(15)
+ROW_STRIDE = 16
+
+
+def pack_rows(cls, unit, lat, wf, sectors, lines, level, gap, line_ptr, dep, row_warp):
+    """The per-row arrays of a Lowered trace as the engine's rows matrix."""
+    if max(cls.shape[0], int(line_ptr[-1])) >= 2 ** 31:
+        raise ValueError("more than 2^31 rows or lines: the int32 rows matrix cannot index them")
+    rows = np.zeros((cls.shape[0], ROW_STRIDE), np.int32)
+    for col, x in ((R_CLS, cls), (R_UNIT, unit), (R_LAT, lat), (R_WF, wf), (R_SECTORS, sectors),
+                   (R_LINES, lines), (R_LEVEL, level), (R_GAP, gap), (R_WARP, row_warp),
+                   (R_LINE_LO, line_ptr[:-1]), (R_LINE_HI, line_ptr[1:])):
+        rows[:, col] = x
+    rows[:, R_DEP:R_DEP + 3] = dep
+    return rows
 
 
 @njit(cache=True)
@@ -136,7 +154,7 @@ def _clear_recheck(state, recheck, st):
 
 
 @njit(cache=True, inline="always")
-def _taken(r, s, t, done, at_return, ready, ret, rn, row_warp, pending_mem, mem_done, recheck):
+def _taken(r, s, t, done, at_return, ready, ret, rn, rows, pending_mem, mem_done, recheck):
     """The pipe took row r from SMSP s's queue at t; its data is back at `done`. Books the queue
     entry's release (at the return, or at t when entries free as the pipe takes them) and the
     warp's outstanding memory work; returns the release time."""
@@ -144,7 +162,7 @@ def _taken(r, s, t, done, at_return, ready, ret, rn, row_warp, pending_mem, mem_
     rel = done if at_return else t
     ret[s, rn[s]] = rel
     rn[s] += 1
-    w = row_warp[r]
+    w = rows[r, R_WARP]
     pending_mem[w] -= 1
     mem_done[w] = max(mem_done[w], done)
     recheck[w] = 0          # its scoreboard or drain now has a time
@@ -153,10 +171,11 @@ def _taken(r, s, t, done, at_return, ready, ret, rn, row_warp, pending_mem, mem_
 
 @njit(cache=True)
 def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
-        cls, unit, lat, wf, sectors, lines, level, gap, line_ptr, line_id, dep, row_warp, params):
-    """Simulate; returns (cycles, state_cycles[warp, state], issue_cycle[row], finish[warp], counters)."""
+        rows, line_id, params):
+    """Simulate; returns (cycles, state_cycles[warp, state], issue_cycle[row], finish[warp], counters).
+    rows: (n, ROW_STRIDE) int32, the R_* fields of each row (pack_rows)."""
     n_warps = warp_start.shape[0] - 1
-    n_rows = cls.shape[0]
+    n_rows = rows.shape[0]
     n_ctas = cta_warp_start.shape[0] - 1
     n_smsp = smsp_start.shape[0] - 1
     fma_iv, alu_iv, xu_iv = params[P_FMA_INTERVAL], params[P_ALU_INTERVAL], params[P_XU_INTERVAL]
@@ -294,14 +313,14 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                     sb = -1
                     dep_wk = INF
                     for j in range(3):
-                        d = dep[r, j]
+                        d = rows[r, R_DEP + j]
                         if d >= 0 and ready[d] > t:
-                            c = cls[d]
+                            c = rows[d, R_CLS]
                             why = S_LONG_SB if c == C_LDG else (S_SHORT_SB if c == C_LDS else S_WAIT)
                             if sb == -1 or why == S_LONG_SB or (why == S_SHORT_SB and sb == S_WAIT):
                                 sb = why
                             dep_wk = min(dep_wk, ready[d])   # INF: still queued; the pipes wake us
-                    c = cls[r]
+                    c = rows[r, R_CLS]
                     if sb != -1:
                         st, wk = sb, dep_wk                # INF: the pipe taking the load sets it
                     elif c >= C_LDS and c <= C_STG and last_mem[w] + mem_iv > t:
@@ -320,7 +339,7 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                                 pend[w] = 2
                                 n_pend += 1
                         elif c == C_FIXED:
-                            u = unit[r]
+                            u = rows[r, R_UNIT]
                             if u == U_FMA:
                                 f = min(heavy_free[s], lite_free[s])
                             elif u == U_HEAVY:
@@ -423,13 +442,13 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
             r = pc[w]
             issue_cycle[r] = t
             last_issue[w] = t
-            next_ok[w] = t + gap[r]
+            next_ok[w] = t + rows[r, R_GAP]
             smsp_last_t[s] = t
             smsp_last_w[s] = w
-            c = cls[r]
+            c = rows[r, R_CLS]
             if c == C_FIXED:
-                ready[r] = t + lat[r]
-                u = unit[r]
+                ready[r] = t + rows[r, R_LAT]
+                u = rows[r, R_UNIT]
                 if u == U_FMA:
                     if lite_free[s] <= t:
                         lite_free[s] = t + fma_iv
@@ -490,12 +509,12 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                 mio_head[s] = (mio_head[s] + 1) % mio_depth
                 mio_cnt[s] -= 1
                 wake = min(wake, t + 1)                  # a queue slot freed: throttled warps may issue
-                n = max(np.int64(wf[r]), np.int64(1))
+                n = max(np.int64(rows[r, R_WF]), np.int64(1))
                 shared_free = t + n
                 smsp_shared_free[s] = t + shared_cpw * n
                 counters[K_SHARED_BUSY] += n
-                done = t + shared_cpw * (n - 1) + lds_lat if cls[r] == C_LDS else t + shared_cpw * n
-                rel = _taken(r, s, t, done, at_return, ready, mio_ret, mio_rn, row_warp, pending_mem, mem_done, recheck)
+                done = t + shared_cpw * (n - 1) + lds_lat if rows[r, R_CLS] == C_LDS else t + shared_cpw * n
+                rel = _taken(r, s, t, done, at_return, ready, mio_ret, mio_rn, rows, pending_mem, mem_done, recheck)
                 mio_nr = min(mio_nr, rel)
                 wake = min(wake, done)
         for s in range(n_smsp):
@@ -509,15 +528,15 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                 lg_head[s] = (lg_head[s] + 1) % lg_depth
                 lg_cnt[s] -= 1
                 wake = min(wake, t + 1)                  # a queue slot freed: throttled warps may issue
-                sec = np.int64(sectors[r])
-                n = max((sec + l1_sectors - 1) // l1_sectors, (np.int64(lines[r]) + l1_lines - 1) // l1_lines,
+                sec = np.int64(rows[r, R_SECTORS])
+                n = max((sec + l1_sectors - 1) // l1_sectors, (np.int64(rows[r, R_LINES]) + l1_lines - 1) // l1_lines,
                         np.int64(1))
                 l1_free = t + n
                 smsp_l1_free[s] = t + l1_cpl * n
                 counters[K_L1_BUSY] += n
                 fill_at = np.int64(0)
-                if cls[r] == C_LDG:
-                    lv = level[r]
+                if rows[r, R_CLS] == C_LDG:
+                    lv = rows[r, R_LEVEL]
                     done = t + l1_cpl * (n - 1) + level_lat[lv]
                     if lv > 0:
                         # L2 -> L1 (every miss of L1), and DRAM -> L2 (misses of L2): in-order
@@ -531,19 +550,19 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                             done_fp = max(done_fp, dram_free)
                         done = (done_fp + FP - 1) // FP
                         counters[K_FILL_BUSY] += fill // FP
-                        for j in range(line_ptr[r], line_ptr[r + 1]):
+                        for j in range(rows[r, R_LINE_LO], rows[r, R_LINE_HI]):
                             line_ready[line_id[j]] = max(line_ready[line_id[j]], done)
                     else:
                         # an L1 hit on a line whose fill is still on its way waits for the fill
-                        for j in range(line_ptr[r], line_ptr[r + 1]):
+                        for j in range(rows[r, R_LINE_LO], rows[r, R_LINE_HI]):
                             fill_at = max(fill_at, line_ready[line_id[j]])
                 else:
                     done = t + l1_cpl * n
-                rel = _taken(r, s, t, done, at_return, ready, lg_ret, lg_rn, row_warp, pending_mem, mem_done, recheck)
+                rel = _taken(r, s, t, done, at_return, ready, lg_ret, lg_rn, rows, pending_mem, mem_done, recheck)
                 if fill_at > done:
                     # the hit's queue entry frees with its own return; its data waits for the fill
                     ready[r] = fill_at
-                    mem_done[row_warp[r]] = max(mem_done[row_warp[r]], fill_at)
+                    mem_done[rows[r, R_WARP]] = max(mem_done[rows[r, R_WARP]], fill_at)
                     wake = min(wake, fill_at)
                 lg_nr = min(lg_nr, rel)
                 wake = min(wake, done)
