@@ -89,7 +89,8 @@ class GPU:
     # [M] micro/fma_issue_rate.json (+ fma_pipes_ncu.json): 8 warps/SMSP with 1 / 2 / 4 independent
     # FFMA chains each issue 0.49 / 0.66 / 0.97 warp-inst/cycle/SMSP (1 warp with 4: 0.91): an FP32
     # instruction cannot dispatch in the cycle after another warp's issue on the same SMSP (no
-    # operand reuse across warps; ncu shows the bubble as dispatch_stall)
+    # operand reuse across warps; ncu shows the bubble as dispatch_stall). micro/fma_operands.json:
+    # only FFMAs reading three registers; with an immediate operand 0.92 / 0.96 (no bubble)
     fma_warp_switch_bubble: bool = True     # [M] micro/fma_issue_rate.json
     l2_bandwidth_gbps: float = 7368.9       # [M] micro/bandwidth_l2.json, chip-wide L2 read
     dram_achieved_bandwidth_gbps: float = 4328.9  # [M] micro/bandwidth_dram.json, chip-wide read

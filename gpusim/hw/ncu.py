@@ -361,6 +361,19 @@ def bad_metrics(error_text: str, metrics: list[str]) -> list[str]:
     return found if len(found) <= len(metrics) // 4 else []    # the whole list echoed: no clue
 
 
+def import_ncu_report(ncu: str):
+    """ncu's own Python module (extras/python/ncu_report beside the ncu binary); ImportError if absent."""
+    import sys
+    from pathlib import Path
+    cands = [Path(ncu).resolve().parent / "extras" / "python"] + \
+        [Path(p) for p in sorted(glob.glob("/opt/nvidia/nsight-compute/*/extras/python"))]
+    for c in cands:
+        if (c / "ncu_report.py").exists() and str(c) not in sys.path:
+            sys.path.append(str(c))
+    import ncu_report
+    return ncu_report
+
+
 def read_report(path: str, ncu: str) -> list[dict] | None:
     """Every profiled launch of an .ncu-rep through ncu's own Python interface.
 
@@ -369,16 +382,8 @@ def read_report(path: str, ncu: str) -> list[dict] | None:
     metrics keyed as ncu keys them. None where the module
     (extras/python/ncu_report) will not load.
     """
-    import sys
-    from pathlib import Path
-    cands = [Path(ncu).resolve().parent / "extras" / "python"] + \
-        [Path(p) for p in sorted(glob.glob("/opt/nvidia/nsight-compute/*/extras/python"))]
-    for c in cands:
-        if (c / "ncu_report.py").exists() and str(c) not in sys.path:
-            sys.path.append(str(c))
     try:
-        import ncu_report
-        ctx = ncu_report.load_report(path)
+        ctx = import_ncu_report(ncu).load_report(path)
     except Exception:          # noqa: BLE001 - optional second source
         return None
     out = []

@@ -33,6 +33,7 @@ class TimingResult:
     trace_row: np.ndarray            # input trace row of each lowered row
     row_warp: np.ndarray             # warp (index into `warps`) of each lowered row
     metrics: dict                    # ncu metric name -> value
+    op_state_cycles: dict = field(default_factory=dict)   # opcode -> {state: cycles}, the opcode waited at
     notes: list = field(default_factory=list)
 
     def warp_metrics(self, i: int) -> dict:
@@ -46,8 +47,8 @@ class TimingResult:
 
 def run_lowered(lw: Lowered, arch: GPU) -> TimingResult:
     rows = E.pack_rows(lw.cls, lw.unit, lw.lat, lw.wf, lw.sectors, lw.lines, lw.level, lw.gap, lw.line_ptr,
-                       lw.dep, lw.row_warp)
-    cycles, counts, issue_cycle, finish, ctr = E.run(
+                       lw.dep, lw.row_warp, lw.op)
+    cycles, counts, issue_cycle, finish, ctr, op_counts = E.run(
         lw.warp_start, lw.warp_smsp, lw.warp_cta, lw.cta_warp_start, lw.smsp_warps, lw.smsp_start,
         rows, lw.line_id, lw.params)
     if ctr[E.K_DEADLOCK]:
@@ -82,8 +83,10 @@ def run_lowered(lw: Lowered, arch: GPU) -> TimingResult:
         notes.append(f"{lw.sampled_rows} rows have weight > 1 (a sampled trace): each is timed once, so the "
                      "cycles cover only the iterations the sampler kept; use a full-mode trace")
     warps = np.stack([lw.ctas[lw.warp_cta], lw.warp_in_cta], axis=1)
+    by_op = {lw.opcodes[i]: {name: int(op_counts[i, k]) for k, name in enumerate(STATES) if op_counts[i, k]}
+             for i in range(op_counts.shape[0]) if op_counts[i].any()}
     return TimingResult(cycles, n, state_cycles, counts, warps, np.diff(lw.warp_start), finish, issue_cycle,
-                        lw.trace_row, lw.row_warp, m, notes)
+                        lw.trace_row, lw.row_warp, m, by_op, notes)
 
 
 def simulate_sm(trace: Trace, arch: str | GPU = "h200", ctas=None, *, policy: str = "gto",

@@ -96,18 +96,18 @@ INF = np.int64(1) << 62
 # columns of the rows matrix (int32, one 64-B line per row: a row's fields are read together, and
 # one stream per warp instead of one per field keeps the CPU's prefetchers ahead; ~1.2x faster)
 (R_CLS, R_UNIT, R_LAT, R_WF, R_SECTORS, R_LINES, R_LEVEL, R_GAP, R_DEP, R_DEP1, R_DEP2, R_WARP,
- R_LINE_LO, R_LINE_HI, N_ROW_FIELDS) = range(15)
+ R_LINE_LO, R_LINE_HI, R_OP, N_ROW_FIELDS) = range(16)
 ROW_STRIDE = 16
 
 
-def pack_rows(cls, unit, lat, wf, sectors, lines, level, gap, line_ptr, dep, row_warp):
+def pack_rows(cls, unit, lat, wf, sectors, lines, level, gap, line_ptr, dep, row_warp, op):
     """The per-row arrays of a Lowered trace as the engine's rows matrix."""
     if max(cls.shape[0], int(line_ptr[-1])) >= 2 ** 31:
         raise ValueError("more than 2^31 rows or lines: the int32 rows matrix cannot index them")
     rows = np.zeros((cls.shape[0], ROW_STRIDE), np.int32)
     for col, x in ((R_CLS, cls), (R_UNIT, unit), (R_LAT, lat), (R_WF, wf), (R_SECTORS, sectors),
                    (R_LINES, lines), (R_LEVEL, level), (R_GAP, gap), (R_WARP, row_warp),
-                   (R_LINE_LO, line_ptr[:-1]), (R_LINE_HI, line_ptr[1:])):
+                   (R_LINE_LO, line_ptr[:-1]), (R_LINE_HI, line_ptr[1:]), (R_OP, op)):
         rows[:, col] = x
     rows[:, R_DEP:R_DEP + 3] = dep
     return rows
@@ -172,7 +172,8 @@ def _taken(r, s, t, done, at_return, ready, ret, rn, rows, pending_mem, mem_done
 @njit(cache=True)
 def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
         rows, line_id, params):
-    """Simulate; returns (cycles, state_cycles[warp, state], issue_cycle[row], finish[warp], counters).
+    """Simulate; returns (cycles, state_cycles[warp, state], issue_cycle[row], finish[warp], counters,
+    op_state_cycles[opcode id, state]).
     rows: (n, ROW_STRIDE) int32, the R_* fields of each row (pack_rows)."""
     n_warps = warp_start.shape[0] - 1
     n_rows = rows.shape[0]
@@ -216,6 +217,10 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
     issue_cycle = np.full(n_rows, -1, np.int64)
     pc = warp_start[:-1].copy()
     counts = np.zeros((n_warps, N_STATES), np.int64)
+    n_ops = 1
+    for r in range(n_rows):
+        n_ops = max(n_ops, rows[r, R_OP] + 1)
+    op_counts = np.zeros((n_ops, N_STATES), np.int64)   # state cycles by the opcode the warp waited at
     state = np.full(n_warps, -1, np.int64)
     since = np.zeros(n_warps, np.int64)           # cycle the warp entered its current state
     recheck = np.zeros(n_warps, np.int64)         # its state cannot change before this cycle
@@ -276,6 +281,7 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
         n_pend = 0
         for s in range(n_smsp):
             first_el, after_el, greedy_el, fifo_el = -1, -1, -1, -1
+            n_switch = 0
             first0, after0, greedy0 = -1, -1, -1
             for k in range(smsp_start[s], smsp_start[s + 1]):
                 w = smsp_warps[k]
@@ -298,8 +304,10 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                     else:
                         finished[w] = True
                         finish[w] = max(last_issue[w] + 1, mem_done[w])
-                        if state[w] >= 0:
-                            counts[w, state[w]] += t - since[w]
+                        if state[w] >= 0:     # leaving a state: its cycles, also by the opcode waited at (the issued
+                            n0 = t - since[w]  # row when selected; else the next row, where ncu's PC samples put it)
+                            counts[w, state[w]] += n0
+                            op_counts[rows[min(pc[w] - (state[w] == S_SELECTED), warp_start[w + 1] - 1), R_OP], state[w]] += n0
                         state[w] = -1
                         n_left -= 1
                         continue
@@ -354,10 +362,14 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                                 st, wk = S_MATH_THROTTLE, f         # only this warp's SMSP issues to it
                             elif (u == U_FMA and switch_fma and smsp_last_t[s] == t - 1
                                   and smsp_last_w[s] != w):
-                                st, wk, fixed = S_DISPATCH, t + 1, False   # no FP32 dispatch right after another warp's issue
+                                # no FP32 dispatch right after another warp's issue: dispatch_stall if
+                                # the scheduler must switch, not_selected if that warp issues again
+                                st, wk, fixed = S_DISPATCH, t + 1, False
                 if st != state[w]:
-                    if state[w] >= 0:
-                        counts[w, state[w]] += t - since[w]
+                    if state[w] >= 0:     # leaving a state: its cycles, also by the opcode waited at (the issued
+                        n0 = t - since[w]  # row when selected; else the next row, where ncu's PC samples put it)
+                        counts[w, state[w]] += n0
+                        op_counts[rows[min(pc[w] - (state[w] == S_SELECTED), warp_start[w + 1] - 1), R_OP], state[w]] += n0
                     state[w] = st
                     since[w] = t
                 if st != S_NOT_SELECTED and fixed:
@@ -366,6 +378,8 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                     thr_since[w] = t
                 if wk < wake:
                     wake = wk
+                if st == S_DISPATCH:
+                    n_switch += 1
                 if st == S_NOT_SELECTED:
                     if first_el == -1:
                         first_el = k
@@ -382,6 +396,16 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                             after0 = k
                         if k == last_k[s]:
                             greedy0 = k
+            if n_switch > 0 and greedy_el != -1 and smsp_warps[greedy_el] == smsp_last_w[s]:
+                # the warp issued last cycle issues again: the FP32 warps held back by the switch
+                # bubble are not_selected (ncu's PC samples put them there, not in dispatch_stall)
+                for k in range(smsp_start[s], smsp_start[s + 1]):
+                    w = smsp_warps[k]
+                    if state[w] == S_DISPATCH and not finished[w]:
+                        counts[w, S_DISPATCH] += t - since[w]
+                        op_counts[rows[pc[w], R_OP], S_DISPATCH] += t - since[w]
+                        state[w] = S_NOT_SELECTED
+                        since[w] = t
             if policy == POLICY_GTO and fifo_el != -1:
                 sel1[s] = fifo_el
                 sel0[s] = greedy0 if greedy0 != -1 else first0
@@ -426,7 +450,8 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                     if q == 0 or state[w] != S_NOT_SELECTED:
                         continue
                     if g == -q or (g != q and (mio_left if q == 1 else lg_left) <= 0):
-                        counts[w, state[w]] += t - since[w]
+                        counts[w, S_NOT_SELECTED] += t - since[w]
+                        op_counts[rows[pc[w], R_OP], S_NOT_SELECTED] += t - since[w]
                         state[w] = S_MIO_THROTTLE if q == 1 else S_LG_THROTTLE
                         since[w] = t
             if kk == -1:
@@ -435,7 +460,8 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
             w = smsp_warps[kk]
             thr_since[w] = -1
             last_k[s] = kk
-            counts[w, state[w]] += t - since[w]
+            counts[w, S_NOT_SELECTED] += t - since[w]          # picks are eligible warps
+            op_counts[rows[pc[w], R_OP], S_NOT_SELECTED] += t - since[w]
             state[w] = S_SELECTED
             since[w] = t
             issued = True
@@ -584,4 +610,4 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
     for w in range(n_warps):
         if finish[w] > cycles:
             cycles = finish[w]
-    return cycles, counts, issue_cycle, finish, counters
+    return cycles, counts, issue_cycle, finish, counters, op_counts

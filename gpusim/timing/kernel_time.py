@@ -72,6 +72,7 @@ class Round:
     per_trip: float | None     # steady-state cycles per trip (None: timed in full)
     timing: TimingResult       # the W1 (or full) window's engine result
     block_idx: list            # blockIdx of the resident CTAs that were timed
+    op_states: dict = field(default_factory=dict)   # {opcode: {state: cycles}} of the whole round
 
 
 @dataclass
@@ -89,6 +90,7 @@ class Prediction:
     windows: tuple                      # (W1, W2)
     memory_levels: str                  # "cache model" or "all L2"
     notes: list = field(default_factory=list)
+    op_state_cycles: dict = field(default_factory=dict)   # {opcode: {state: cycles}} on the busiest SM
 
     @property
     def gflops(self) -> float:
@@ -182,11 +184,24 @@ def _state_vec(t: TimingResult) -> np.ndarray:
     return np.array([t.state_cycles[s] for s in STATES] + busy + [t.inst_issued], np.float64)
 
 
+def _extrapolate_ops(a: dict, b: dict, f: float) -> dict:
+    """{op: {state: a + f * (b - a)}} clamped at 0 (the window extrapolation of the states)."""
+    out = {}
+    for op in set(a) | set(b):
+        sa, sb = a.get(op, {}), b.get(op, {})
+        d = {s: max(sa.get(s, 0) + f * (sb.get(s, 0) - sa.get(s, 0)), 0.0) for s in set(sa) | set(sb)}
+        d = {s: v for s, v in d.items() if v > 0}
+        if d:
+            out[op] = d
+    return out
+
+
 def time_round(result, gpu: GPU, r: int, levels: _Levels, windows=(W1, W2), full: bool = False,
                stalls=None):
-    """(cycles, state-cycles+issued vector, trips, per_trip, timing, block_idx) of one
+    """(cycles, state-cycles+issued vector, trips, per_trip, timing, block_idx, op_states) of one
     round of r resident CTAs; full=True times every trip (the reference for the sampling test).
-    stalls: ptxas's stall counts (control_codes.stall_table), None for none."""
+    stalls: ptxas's stall counts (control_codes.stall_table), None for none. op_states: the
+    state cycles by opcode waited at, extrapolated like the vector."""
     w1, w2 = windows
     bidx = _resident(result, gpu, r)
     gx, gy, gz = result.grid
@@ -194,14 +209,14 @@ def time_round(result, gpu: GPU, r: int, levels: _Levels, windows=(W1, W2), full
     if full:
         tr, trips = build_window(result, bidx, None)
         t = _time(tr, gpu, levels, n_sm, stalls)
-        return float(t.cycles), _state_vec(t), trips, None, t, bidx
+        return float(t.cycles), _state_vec(t), trips, None, t, bidx, t.op_state_cycles
     tr1, trips = build_window(result, bidx, w1)
     t1 = _time(tr1, gpu, levels, n_sm, stalls)
     if trips <= w2:
         if trips > w1:
             tr, _ = build_window(result, bidx, None)
             t1 = _time(tr, gpu, levels, n_sm, stalls)
-        return float(t1.cycles), _state_vec(t1), trips, None, t1, bidx
+        return float(t1.cycles), _state_vec(t1), trips, None, t1, bidx, t1.op_state_cycles
     tr2, _ = build_window(result, bidx, w2)
     t2 = _time(tr2, gpu, levels, n_sm, stalls)
     per_trip = (t2.cycles - t1.cycles) / (w2 - w1)
@@ -210,7 +225,8 @@ def time_round(result, gpu: GPU, r: int, levels: _Levels, windows=(W1, W2), full
     # extrapolated down to zero, never below: cycles in a state cannot be negative
     vec = np.maximum(v1 + (trips - w1) * (v2 - v1) / (w2 - w1), 0.0)
     cycles = t1.cycles + (trips - w1) * per_trip
-    return float(cycles), vec, trips, float(per_trip), t1, bidx
+    ops = _extrapolate_ops(t1.op_state_cycles, t2.op_state_cycles, (trips - w1) / (w2 - w1))
+    return float(cycles), vec, trips, float(per_trip), t1, bidx, ops
 
 
 def plan_rounds(n_ctas: int, blocks_per_sm: int, sm_count: int) -> tuple[int, list]:
@@ -233,12 +249,17 @@ def predict(result, arch: str | GPU | None = None, *, levels: bool = True, windo
     G = gx * gy * gz
     per_sm, plan = plan_rounds(G, result.occupancy.blocks_per_sm, gpu.sm_count)
     rounds, total_cycles, vec, warp_cycles_max = [], 0.0, None, 0.0
+    op_states: dict = {}
     levels_fn = _Levels(result, gpu, levels)
     table = stall_table(result.kernel, result.params, result.M, result.N, result.K) if control_codes else None
     stalls_in = table[0] if table else None
     for r, count in plan:
-        cyc, v, trips, per_trip, t, bidx = time_round(result, gpu, r, levels_fn, windows, full, stalls_in)
-        rounds.append(Round(r, count, trips, cyc, per_trip, t, bidx))
+        cyc, v, trips, per_trip, t, bidx, ops = time_round(result, gpu, r, levels_fn, windows, full, stalls_in)
+        rounds.append(Round(r, count, trips, cyc, per_trip, t, bidx, ops))
+        for op, st in ops.items():
+            acc = op_states.setdefault(op, {})
+            for k, c in st.items():
+                acc[k] = acc.get(k, 0.0) + count * c
         total_cycles += count * cyc
         vec = count * v if vec is None else vec + count * v
     states = {s: float(vec[i]) for i, s in enumerate(STATES)}
@@ -286,7 +307,7 @@ def predict(result, arch: str | GPU | None = None, *, levels: bool = True, windo
         notes.append("no SASS record of this kernel: no ptxas stall counts (each warp may issue every cycle)")
     time_ms = total_cycles / (gpu.sm_clock_max_mhz * 1e3)
     return Prediction(result.kernel, result.M, result.N, result.K, time_ms, total_cycles, m, stalls, rounds,
-                      per_sm, tuple(windows), src, notes)
+                      per_sm, tuple(windows), src, notes, op_states)
 
 
 __all__ = ["predict", "Prediction", "Round", "plan_rounds", "time_round", "build_window", "W1", "W2",

@@ -45,6 +45,8 @@ class Lowered:
     line_ptr: np.ndarray        # global loads' 128-B lines: row r's are line_id[line_ptr[r]:line_ptr[r+1]]
     line_id: np.ndarray         # (dense ids, shared by rows that touch the same line)
     dep: np.ndarray             # (rows, 3) producer rows, -1 none
+    op: np.ndarray              # opcode id of each row (into opcodes)
+    opcodes: list               # the trace's opcode names
     row_warp: np.ndarray        # warp of each row
     trace_row: np.ndarray       # index of each row in the input trace
     params: np.ndarray          # engine.P_* vector
@@ -218,5 +220,5 @@ def lower(trace: Trace, arch: GPU, ctas=None, global_level=None, policy: str = "
         wf=rows["wavefronts"][take].astype(np.int64), sectors=rows["sectors"][take].astype(np.int64),
         lines=rows["lines"][take].astype(np.int64), level=level, gap=gap,
         line_ptr=line_ptr, line_id=line_id,
-        dep=dep, row_warp=row_warp, trace_row=take.astype(np.int64),
+        dep=dep, op=ops, opcodes=list(trace.opcodes), row_warp=row_warp, trace_row=take.astype(np.int64),
         params=engine_params(arch, policy, active_sms, bool(stall_counts)), sampled_rows=int((rows["weight"][take] > 1).sum()))

@@ -281,6 +281,31 @@ extern "C" __global__ void bar_cost(long long *cyc, int iters) {
   }
 FMA_RATE(1) FMA_RATE(2) FMA_RATE(4) FMA_RATE(8)
 
+// The same chains with the FFMA's other operands in registers (a, b loaded from memory: FFMA R, R, R, R)
+// or as an immediate (FFMA R, R, imm, R), against fma_rate's constant-bank operand (FFMA R, R, c[..], R):
+// does the FP32 warp-switch bubble depend on where the operands come from?
+#define FMA_KIND(KIND, CH, A, B)                                                        \
+  extern "C" __global__ void fma_##KIND##_##CH(float *out, long long *cyc, const float *ab, int iters) { \
+    float x[CH];                                                                         \
+    _Pragma("unroll") for (int c = 0; c < CH; c++) x[c] = threadIdx.x + c;               \
+    float a = A, b = B;                                                                  \
+    __syncthreads();                                                                     \
+    long long t0 = clock64();                                                            \
+    for (int i = 0; i < iters; i++) {                                                    \
+      _Pragma("unroll") for (int u = 0; u < 16; u++) {                                   \
+        _Pragma("unroll") for (int c = 0; c < CH; c++) x[c] = fmaf(x[c], a, b);          \
+      }                                                                                  \
+    }                                                                                    \
+    __syncthreads();                                                                     \
+    long long t1 = clock64();                                                            \
+    float s = 0.f;                                                                       \
+    _Pragma("unroll") for (int c = 0; c < CH; c++) s += x[c];                            \
+    if (s == 1.2345e-30f) out[0] = s;                                                    \
+    if (threadIdx.x == 0) cyc[0] = t1 - t0;                                              \
+  }
+FMA_KIND(reg, 1, ab[0], ab[1]) FMA_KIND(reg, 2, ab[0], ab[1]) FMA_KIND(reg, 4, ab[0], ab[1])
+FMA_KIND(imm, 1, 0.999f, 0.001f) FMA_KIND(imm, 2, 0.999f, 0.001f) FMA_KIND(imm, 4, 0.999f, 0.001f)
+
 // integer pipes, 8 independent chains per thread
 #define INT_RATE(NAME, STEP)                                                             \
   extern "C" __global__ void NAME(int *out, long long *cyc, int a, int b, int iters) {   \

@@ -435,6 +435,47 @@ def bench_issue_rate(b: Bench):
             "warp-instructions/cycle/SMSP", {"rows": rows}, clk.summary(), f"{SRC}:fma_rate_<CH>,imad_rate_8,iadd3_rate_8")
 
 
+FMA_KINDS = [(f"fma_{kind}_{ch}", kind, ch) for kind in ("rate", "reg", "imm") for ch in (1, 2, 4)]
+
+
+def _fma_kind_args(cp, kern, cyc, n):
+    import numpy as np
+    outf = cp.zeros(4, dtype=cp.float32)
+    if kern.startswith("fma_rate"):
+        return (outf, cyc, np.float32(0.999), np.float32(0.001), n)
+    return (outf, cyc, cp.asarray([0.999, 0.001], dtype=cp.float32), n)
+
+
+def _sass_ffma(cubin: Path, kern: str) -> str:
+    """The first FFMA of the kernel's SASS (shows where its operands come from)."""
+    out = subprocess.run(["cuobjdump", "--dump-sass", "--function", kern, str(cubin)], capture_output=True,
+                         text=True).stdout
+    return next((ln.split("*/", 1)[1].split(";")[0].strip() for ln in out.splitlines() if " FFMA " in ln), "")
+
+
+def bench_fma_operands(b: Bench):
+    cp = b.cp
+    rows = []
+    n1, n2 = 64, 512
+    cubin = REPO / "kernels_cuda" / ".build" / "micro.cubin"
+    with ClockSampler() as clk:
+        for threads in (128, 1024):
+            for kern, kind, ch in FMA_KINDS:
+                dc, raw = slope_cycles(b, kern, 1, threads, lambda c, n: _fma_kind_args(cp, kern, c, n), n1, n2)
+                warps = threads // 32
+                rows.append({"kernel": kern, "operand": {"rate": "constant bank", "reg": "register",
+                                                         "imm": "immediate"}[kind],
+                             "chains_per_thread": ch, "warps_per_smsp": warps // 4,
+                             "warp_inst_per_cycle_per_smsp": round(warps * (n2 - n1) * 16 * ch / dc / 4, 4),
+                             "sass": _sass_ffma(cubin, kern)})
+    v = {f"{r['kernel']}_{r['warps_per_smsp']}w": r["warp_inst_per_cycle_per_smsp"] for r in rows}
+    b.write("fma_operands", "FFMA warp-instructions per cycle per SMSP by where the second and third operands come "
+            "from (constant bank, registers, immediate), 1 or 8 warps per SMSP, 1/2/4 chains",
+            f"one CTA of 128 or 1024 threads; each thread runs 1/2/4 independent chains, 16 steps per trip; clock64 "
+            f"between barriers, slope between {n1} and {n2} trips; median of 5; sass: the kernel's first FFMA",
+            v, "warp-instructions/cycle/SMSP", {"rows": rows}, clk.summary(), f"{SRC}:fma_rate_*,fma_reg_*,fma_imm_*")
+
+
 # ------------------------------------------------------------------ ncu on the bursts
 
 FMA_NCU_METRICS = [
@@ -445,6 +486,7 @@ FMA_NCU_METRICS = [
                                        "selected", "barrier", "no_instruction")]
 FMA_NCU = [(k, t) for t in (128, 1024) for k in ("fma_rate_1", "fma_rate_2", "fma_rate_4", "fma_rate_8",
                                                   "imad_rate_8", "iadd3_rate_8")]
+FMA_KIND_NCU = [(k, 1024) for k, _, _ in FMA_KINDS]
 
 
 def ncu_child(cubin, which):
@@ -464,6 +506,10 @@ def ncu_child(cubin, which):
             for B in NCU_BURSTS:
                 args = (out, cyc, np.int32(64)) if kind == "lds" else (g, out, cyc, np.int32(64))
                 launches.append((f"burst_{kind}_{B}", 32, args))
+    elif which == "fmakind":
+        cyc = cp.zeros(64, dtype=cp.int64)
+        for k, t in FMA_KIND_NCU:
+            launches.append((k, t, _fma_kind_args(cp, k, cyc, np.int32(512))))
     else:
         outf, outi = cp.zeros(4, dtype=cp.float32), cp.zeros(4, dtype=cp.int32)
         cyc = cp.zeros(64, dtype=cp.int64)
@@ -506,9 +552,12 @@ def _ncu_table(b: Bench, cubin, work: Path, which, metrics, labels):
     return table, shown
 
 
-def bench_queue_ncu(b: Bench, cubin, work: Path):
+def bench_queue_ncu(b: Bench, cubin, work: Path, only=None):
     if not ncu_mod.find_ncu():
         print("  (no ncu: the ncu benches are skipped)")
+        return
+    if only and "fma_operands" in only:     # just the operand-kind view
+        bench_fma_operands_ncu(b, cubin, work)
         return
     with ClockSampler() as clk:
         labels = [f"burst_{k}_{B} (1 warp)" for k in ("lds", "ldg") for B in NCU_BURSTS]
@@ -525,12 +574,23 @@ def bench_queue_ncu(b: Bench, cubin, work: Path):
             "ncu --clock-control none --cache-control all, one launch of each fma_issue_rate kernel (512 trips) "
             "after an unprofiled one, 1 CTA of 128 or 1024 threads", table, "mixed (counts, ratios)",
             {"ncu_command": shown, "metrics": FMA_NCU_METRICS}, clk.summary(), f"{SRC}:fma_rate_*")
+    bench_fma_operands_ncu(b, cubin, work)
+
+
+def bench_fma_operands_ncu(b: Bench, cubin, work: Path):
+    with ClockSampler() as clk:
+        labels = [f"{k} ({t // 128} warps/SMSP)" for k, t in FMA_KIND_NCU]
+        table, shown = _ncu_table(b, cubin, work, "fmakind", FMA_NCU_METRICS, labels)
+    b.write("fma_operands_ncu", "ncu's warp states for the FFMA operand-kind kernels (8 warps per SMSP)",
+            "ncu --clock-control none --cache-control all, one launch of each fma_operands kernel (512 trips) "
+            "after an unprofiled one, 1 CTA of 1024 threads", table, "mixed (counts, ratios)",
+            {"ncu_command": shown, "metrics": FMA_NCU_METRICS}, clk.summary(), f"{SRC}:fma_rate_*,fma_reg_*,fma_imm_*")
 
 
 BENCHES = {
     "latency_alu": bench_latency_alu, "latency_lds": bench_latency_lds, "latency_memory": bench_latency_memory,
     "queues": bench_queues, "shared_rate": bench_shared_rate, "issue_rate": bench_issue_rate,
-    "barrier": bench_barrier, "bandwidth": bench_bandwidth,
+    "barrier": bench_barrier, "bandwidth": bench_bandwidth, "fma_operands": bench_fma_operands,
 }
 
 
@@ -582,7 +642,7 @@ def main(argv=None) -> int:
     if a.ncu:
         print(f"[{time.time() - t0:6.1f}s] ncu benches", flush=True)
         try:
-            bench_queue_ncu(b, cubin, work)
+            bench_queue_ncu(b, cubin, work, a.only)
         except Exception as e:      # noqa: BLE001
             print(f"  queue_ncu FAILED: {type(e).__name__}: {e}", flush=True)
     pack()

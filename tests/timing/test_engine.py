@@ -51,8 +51,11 @@ def states(res, i):
 
 
 def check_invariants(res):
-    """Every active cycle of every warp is in exactly one state; selected = issued."""
+    """Every active cycle of every warp is in exactly one state; selected = issued; the cycles by
+    opcode waited at add up to the same state totals."""
     assert np.array_equal(res.warp_state_cycles.sum(axis=1), res.warp_retire)
+    for k, name in enumerate(STATES):
+        assert sum(d.get(name, 0) for d in res.op_state_cycles.values()) == res.warp_state_cycles[:, k].sum()
     assert np.array_equal(res.warp_state_cycles[:, STATES.index("selected")], res.warp_issued)
     total = sum(v for k, v in res.metrics.items() if k.startswith("smsp__average_warps_issue_stalled"))
     assert total == pytest.approx(res.metrics["smsp__average_warp_latency_per_inst_issued.ratio"])
@@ -286,4 +289,25 @@ def test_l1_hit_on_a_line_still_in_flight_waits_for_the_fill():
     assert states(res, 1)["long_scoreboard"] == 281
     res = simulate_sm(trace(5), arch, global_level=levels)
     assert res.issue_cycle.tolist() == [0, 282, 0, 33]
+    check_invariants(res)
+
+
+def test_state_cycles_by_opcode():
+    """LDS at 0 then its dependent FFMA: the 22 short_scoreboard cycles are the FFMA's (the row the
+    warp waits to issue, where ncu's PC samples put them); each row's selected cycle is its own."""
+    res = simulate_sm(make_trace([row(0, "LDS", 0, wf=1), row(0, "FFMA", 1, (0,))]), ARCH)
+    assert res.op_state_cycles == {"LDS": {"selected": 1}, "FFMA": {"selected": 1, "short_scoreboard": 22}}
+    check_invariants(res)
+
+
+def test_fp32_switch_bubble_states():
+    """Warps 0 and 4 (both SMSP 0), 8 independent FFMAs each, with the FP32 warp-switch bubble: warp 0
+    issues at 0..7 while warp 4 waits not_selected (warp 0 keeps the slot: ncu's PC samples put such
+    warps in not_selected, micro/fma_pipes_ncu.json); at 8 the scheduler must switch, the bubble is
+    warp 4's dispatch_stall, and it issues at 9..16."""
+    arch = replace(ARCH, fma_warp_switch_bubble=True)
+    res = simulate_sm(make_trace([row(w, "FFMA", i) for w in (0, 4) for i in range(8)]), arch)
+    assert res.issue_cycle.tolist() == list(range(8)) + list(range(9, 17))
+    assert states(res, 0) == {"selected": 8}
+    assert states(res, 1) == {"selected": 8, "not_selected": 8, "dispatch_stall": 1}
     check_invariants(res)

@@ -7,8 +7,9 @@ default policy (greedy-then-oldest, with freed queue entries going to the warps 
 waiting first) reproduces these three; plain greedy-then-oldest starves the young warps in the
 queue-bound modes, which the record rules out. Not reproduced (gpusim/timing/README.md): with 2
 chains the H200 issues 0.95 FFMA per cycle and rotates over all 8 warps; the engine's FP32
-warp-switch bubble (from micro/fma_issue_rate.json, whose FFMAs read a constant operand) holds it
-to 0.66 and a staircase.
+warp-switch bubble (from micro/fma_issue_rate.json, whose FFMAs read three registers) holds it
+to 0.66 and a staircase; micro/fma_operands.json shows FFMAs with an immediate operand, as here,
+have no bubble, and the trace does not say which kind a row is.
 
 The traces follow kernels_cuda/micro/sched_fairness.cu's loops (SASS: per trip 8 independent
 loads then the 8 FADDs that sum them, or 16 FFMAs per chain, and the loop's IADD3/ISETP/BRA)."""

@@ -1,0 +1,78 @@
+"""Where warps wait: warp-cycles by (instruction, state), simulated against ncu's PC samples.
+
+ncu's PC sampling (records `traces/hw/<device>/pcsamp/pcsamp_<kernel>_<size>.json`, made by
+`gpusim.hw.pcsamp`) samples one warp per SMSP every few thousand cycles and notes the
+instruction it is at and its state; summed, the samples are proportional to warp-cycles spent
+in each state at each instruction. The engine keeps the same sum exactly (TimingResult
+.op_state_cycles: the state's cycles go to the instruction the warp issues next, or to the one
+it issued when selected). Both sides are grouped by opcode (the base mnemonic; memory
+instructions keep their width, LDS vs LDS.128) and shown as shares of all warp-cycles, so a
+window of a few K-trips compares with a whole launch.
+"""
+from __future__ import annotations
+
+import json
+
+from gpusim.report.records import device_dir
+from gpusim.timing.control_codes import trace_name
+
+PREFIX = "smsp__pcsamp_warps_issue_stalled_"
+
+
+def group(op: str) -> str:
+    """The opcode group both sides are summed into."""
+    name = trace_name(op)
+    base = name.split(".", 1)[0]
+    return name if base in ("LDG", "STG", "LDS", "STS") else base
+
+
+def pcsamp_path(kernel: str, size: int, device: str = "h200"):
+    return device_dir(device) / "pcsamp" / f"pcsamp_{kernel}_{size}.json"
+
+
+def load_pcsamp(kernel: str, size: int, device: str = "h200") -> dict | None:
+    """{opcode group: {state: samples}} from the record, None when there is none. Samples that
+    ncu takes in a cycle where the warp issued nothing (`..._not_issued`) are a subset of their
+    state's and are not added again."""
+    p = pcsamp_path(kernel, size, device)
+    if not p.exists():
+        return None
+    rec = json.loads(p.read_text())
+    sass = rec["sass"]
+    out: dict = {}
+    for metric, per_pc in rec["samples_per_pc"].items():
+        if not metric.startswith(PREFIX) or metric.endswith("_not_issued"):
+            continue
+        state = metric[len(PREFIX):]
+        state = "no_instruction" if state == "no_instructions" else state
+        for pc, v in per_pc.items():
+            words = sass.get(pc, "?").split()
+            op = words[1] if words and words[0].startswith("@") and len(words) > 1 else (words[0] if words else "?")
+            g = out.setdefault(group(op), {})
+            g[state] = g.get(state, 0.0) + float(v)
+    return out
+
+
+def regroup(op_state_cycles: dict) -> dict:
+    """The engine's {trace opcode: {state: cycles}} summed into opcode groups."""
+    out: dict = {}
+    for op, states in op_state_cycles.items():
+        g = out.setdefault(group(op), {})
+        for s, v in states.items():
+            g[s] = g.get(s, 0.0) + float(v)
+    return out
+
+
+def shares(by_group: dict) -> dict:
+    """{(group, state): % of all warp-cycles}."""
+    total = sum(v for states in by_group.values() for v in states.values())
+    if total <= 0:
+        return {}
+    return {(g, s): 100.0 * v / total for g, states in by_group.items() for s, v in states.items()}
+
+
+def site_rows(sim: dict, hw: dict, top: int = 12) -> list:
+    """[(group, state, sim %, hw %)] for the sites with the largest share on either side."""
+    a, b = shares(sim), shares(hw)
+    keys = sorted(set(a) | set(b), key=lambda k: (-max(a.get(k, 0.0), b.get(k, 0.0)), k))
+    return [(g, s, a.get((g, s), 0.0), b.get((g, s), 0.0)) for g, s in keys[:top]]
