@@ -6,7 +6,10 @@ agreement at 2048 and 4096; at 4096 the largest non-selected stall reason (ncu v
 cycles per issued instruction (ncu vs sim, error %); wall time of simulate+predict at 4096 (what
 `gpusim run <k> --size 4096` does before printing); then the engine's simulated warp-instructions
 per second (bench/bench_engine.py's measure).
-Usage: python bench/bench_timing.py [--kernels a,b] [--sizes 1024,2048,4096]
+--schedule measured replays the H200's recorded CTA schedules in the L2 model (traces/hw/h200/
+ctasched/, 2048 and 4096 only): a diagnosis of how much of the error the L2 schedule makes, not a
+prediction.
+Usage: python bench/bench_timing.py [--kernels a,b] [--sizes 1024,2048,4096] [--schedule phased]
 """
 import argparse
 import json
@@ -34,6 +37,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--kernels", default=",".join(LADDER))
     ap.add_argument("--sizes", default="1024,2048,4096")
+    ap.add_argument("--schedule", default="phased", choices=("phased", "fluid", "waves", "measured"))
     a = ap.parse_args()
     kernels, sizes = a.kernels.split(","), [int(s) for s in a.sizes.split(",")]
     res, walls = {}, {}
@@ -42,7 +46,7 @@ def main():
         for n in sizes:
             rec = json.loads((ROOT / f"traces/hw/h200/{k}_{n}.json").read_text())
             t0 = time.perf_counter()
-            p = predict(gpusim.simulate(k, n))
+            p = predict(gpusim.simulate(k, n), schedule=a.schedule if n > 1024 else "phased")
             wall = time.perf_counter() - t0
             if n == 4096:
                 walls[k] = wall

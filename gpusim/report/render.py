@@ -161,8 +161,28 @@ def print_prediction(p):
         if v:
             st.add_row(name, f"{v:.3f}", f"{100 * v / total:.1f} %")
     console.print(st)
+    _print_stall_sites(p)
     for note in p.notes:
         console.print(f"[dim]note: {note}[/dim]")
+
+
+def _print_stall_sites(p, top: int = 10):
+    """ncu's Source Counters view by opcode: where the warps wait, as shares of all warp cycles, beside
+    the H200's PC samples when traces/hw/h200/pcsamp/ holds this launch."""
+    from gpusim.report.stall_sites import load_pcsamp, regroup, site_rows
+    if not p.op_state_cycles:
+        return
+    hw = load_pcsamp(p.kernel, p.M) if p.M == p.N == p.K else None
+    rows = site_rows(regroup(p.op_state_cycles), hw or {}, top)
+    t = Table(title="Source Counters by opcode: where warps wait (% of warp cycles)")
+    t.add_column("opcode")
+    t.add_column("state")
+    t.add_column("sim", justify="right")
+    if hw:
+        t.add_column("H200 (PC samples)", justify="right")
+    for g, s, a, b in rows:
+        t.add_row(g, s, f"{a:.1f} %", *([f"{b:.1f} %"] if hw else []))
+    console.print(t)
 
 
 def print_timing_summary(s):

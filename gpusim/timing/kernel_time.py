@@ -98,10 +98,20 @@ class Prediction:
 
     def to_json(self) -> dict:
         return {"time_ms": self.time_ms, "cycles": self.cycles, "stalls": self.stalls,
+                "stall_sites": self.op_state_cycles,
                 "timing_metrics": self.metrics,
                 "rounds": [{"resident_ctas": r.ctas, "count": r.count, "trips": r.trips,
                             "cycles": r.cycles, "cycles_per_trip": r.per_trip} for r in self.rounds],
                 "windows": list(self.windows), "memory_levels": self.memory_levels, "notes": self.notes}
+
+
+def _l2_warm(result, gpu: GPU) -> bool:
+    """A, B and C fit in the L2: the recorded launches find them there (no L2 model needed)."""
+    try:
+        from gpusim.memory.cache import l2_capacity_bytes
+    except ImportError:
+        return False
+    return 4 * (result.M * result.K + result.K * result.N + result.M * result.N) <= l2_capacity_bytes(gpu)
 
 
 class _Levels:
@@ -109,8 +119,9 @@ class _Levels:
     when it exists: L1 from the window's own L1 replay, and the kernel's chip-wide L2 miss
     fraction per array (hit_rates) spread over the L1 misses as DRAM rows; else None (all L2)."""
 
-    def __init__(self, result, gpu: GPU, enabled: bool = True, warm_l2: bool = True):
-        self.fn, self.kw, self.source = None, {}, "all L2"
+    def __init__(self, result, gpu: GPU, enabled: bool = True, warm_l2: bool = True, schedule: str = "fluid",
+                 slot_finish=None, l2_hits_only: bool = False):
+        self.fn, self.kw, self.source, self.warm = None, {}, "all L2", False
         if not enabled:
             return
         try:
@@ -120,16 +131,17 @@ class _Levels:
         occ = result.occupancy
         self.kw = {"blocks_per_sm": occ.blocks_per_sm, "smem_per_block": occ.shared_bytes_per_block}
         try:
-            from gpusim.memory.cache import l2_capacity_bytes
-            footprint = 4 * (result.M * result.K + result.K * result.N + result.M * result.N)
-            if warm_l2 and footprint <= l2_capacity_bytes(gpu):
+            self.warm = warm_l2 and _l2_warm(result, gpu)
+            if self.warm or l2_hits_only:
                 # the recorded times launch the kernel again and again on the same buffers: when
                 # A, B and C fit in the L2 they stay there, and no load goes to DRAM
+                # (l2_hits_only: every L1 miss an L2 hit, for the short window of slot_finish)
                 self.kw["l2_miss_fraction"] = 0.0
-                self.source = "cache model (L1 replay; warm L2 holds A, B, C)"
+                self.source = ("cache model (L1 replay; warm L2 holds A, B, C)" if self.warm else
+                               "cache model (L1 replay; every L1 miss an L2 hit)")
                 self.fn = global_levels
                 return
-            hr = hit_rates(result)
+            hr = hit_rates(result, schedule=schedule, slot_finish=slot_finish)
             frac = hr.get("gpusim__l2_miss_fraction_by_array")
             if frac is not None:
                 self.kw.update(l2_miss_fraction=frac, bases=result.bases)
@@ -229,6 +241,31 @@ def time_round(result, gpu: GPU, r: int, levels: _Levels, windows=(W1, W2), full
     return float(cycles), vec, trips, float(per_trip), t1, bidx, ops
 
 
+W0 = W1    # trips of the window that gives the first round's CTA finish order (the timing's own length:
+           # the staircase grows with the window, coalesced 0.90 / 0.79 / 0.69 at 1 / 2 / 4 trips)
+
+
+def slot_finish(result, gpu: GPU, r: int, stalls=None) -> list:
+    """When each of the r CTAs that start together on an SM finishes, as a fraction of the last
+    (oldest first), from a W0-trip window timed with every L1 miss an L2 hit; the L2 model's
+    "phased" schedule starts from it. The H200's first waves (traces/hw/h200/ctasched/) finish
+    together for the register-tiled kernels (0.96-1.0; the engine 0.90-1.0) but in a staircase for
+    naive (0.51 / 1.0) and smemtile (0.72 / 1.0), where the engine's CTAs finish together: an older
+    CTA's warps take the issue slots and the freed queue entries first, and the engine's rounds
+    (CTAs launched together) could not follow the stagger that leaves. Making the engine's queue
+    fairness favour older CTAs gave naive 0.52 and smemtile 0.69 but coalesced 0.67 (H200 0.97) and
+    cut naive's warp cycles per instruction by 25 %; it is not used."""
+    if r <= 1:
+        return [1.0] * r
+    bidx = _resident(result, gpu, r)
+    gx, gy, gz = result.grid
+    tr, _ = build_window(result, bidx, W0)
+    t = _time(tr, gpu, _Levels(result, gpu, True, l2_hits_only=True), min(gx * gy * gz, gpu.sm_count), stalls)
+    fin = [float(t.warp_retire[t.warps[:, 0] == c].max()) for c in np.unique(t.warps[:, 0])]
+    last = max(fin) or 1.0
+    return [f / last for f in fin]
+
+
 def plan_rounds(n_ctas: int, blocks_per_sm: int, sm_count: int) -> tuple[int, list]:
     """(CTAs on the busiest SM, [(resident CTAs, rounds)])."""
     per_sm = -(-n_ctas // sm_count)
@@ -242,17 +279,23 @@ def plan_rounds(n_ctas: int, blocks_per_sm: int, sm_count: int) -> tuple[int, li
 
 
 def predict(result, arch: str | GPU | None = None, *, levels: bool = True, windows=(W1, W2),
-            full: bool = False, control_codes: bool = True) -> Prediction:
-    """Predicted whole-kernel time and warp-state ratios of a simulated launch (see module doc)."""
+            full: bool = False, control_codes: bool = True, schedule: str = "phased") -> Prediction:
+    """Predicted whole-kernel time and warp-state ratios of a simulated launch (see module doc).
+    schedule: the L2 model's CTA schedule (gpusim.memory.cache): "phased" (default: slots staggered
+    as the engine's first round finishes, slot_finish), "fluid", "waves", or "measured" to replay
+    the H200's recorded one (a diagnosis of the L2 model, not a prediction)."""
     gpu = get_arch(arch if arch is not None else result.arch)
     gx, gy, gz = result.grid
     G = gx * gy * gz
     per_sm, plan = plan_rounds(G, result.occupancy.blocks_per_sm, gpu.sm_count)
     rounds, total_cycles, vec, warp_cycles_max = [], 0.0, None, 0.0
     op_states: dict = {}
-    levels_fn = _Levels(result, gpu, levels)
     table = stall_table(result.kernel, result.params, result.M, result.N, result.K) if control_codes else None
     stalls_in = table[0] if table else None
+    finish = None
+    if schedule == "phased" and levels and plan and not _l2_warm(result, gpu):
+        finish = slot_finish(result, gpu, result.occupancy.blocks_per_sm, stalls_in)
+    levels_fn = _Levels(result, gpu, levels, schedule=schedule, slot_finish=finish)
     for r, count in plan:
         cyc, v, trips, per_trip, t, bidx, ops = time_round(result, gpu, r, levels_fn, windows, full, stalls_in)
         rounds.append(Round(r, count, trips, cyc, per_trip, t, bidx, ops))
@@ -301,6 +344,12 @@ def predict(result, arch: str | GPU | None = None, *, levels: bool = True, windo
     if src == "all L2":
         notes.append("every global load is timed as an L2 hit (gpusim.memory.cache not available)")
     notes.append("no kernel launch overhead is added (no microbenchmark record of it)")
+    if finish is not None:
+        notes.append("L2 model: CTA slots phased as the first round finishes (" +
+                     " / ".join(f"{f:.2f}" for f in finish) + ")")
+    elif schedule != "phased":
+        notes.append(f"L2 model: CTA schedule {schedule!r}" + (" (the H200's recorded one: a replay, not a "
+                                                                "prediction)" if schedule == "measured" else ""))
     if table:
         notes.append(f"issue gaps: ptxas's stall counts from {table[1]}.sass")
     elif control_codes:

@@ -145,3 +145,52 @@ def test_hw_agreement(kernel, M, dram_tol):
     assert abs(h[kx] / m[kx] - 1) < 0.03
     kd = "dram__bytes_read.sum"
     assert abs(h[kd] / m[kd] - 1) < dram_tol
+
+
+def test_phased_schedule():
+    """Equal finish fractions give lockstep waves; an older slot finishing at half the round keeps
+    the SM's two slots half a round apart (naive's recorded schedule, traces/hw/h200/ctasched/)."""
+    start, dur = C.phased_schedule(10, 2, [1.0, 1.0])
+    assert start.tolist() == [0, 0, 0, 0, 1, 1, 1, 1, 2, 2] and dur.tolist() == [1.0] * 10
+    start, dur = C.phased_schedule(10, 2, [0.5, 1.0])
+    assert start.tolist() == [0, 0, 0, 0, 0.5, 0.5, 1, 1, 1.5, 1.5]
+    assert dur.tolist() == [0.5, 0.5, 1, 1] + [1.0] * 6
+
+
+def _ctasched(k, n):
+    return json.loads((REC / "ctasched" / f"ctasched_{k}_{n}.json").read_text())
+
+
+@pytest.mark.parametrize("kernel", ["naive", "regtile2d", "vectorized", "smemtile"])
+def test_ctasched_record(kernel):
+    """The stamped launch spans the recorded (unstamped) time within 2 %, so the stamps do not
+    change the schedule they record; naive's first wave finishes in two halves on every SM
+    (older CTA at 0.51 of the other's time), regtile2d's and vectorized's together."""
+    d = _ctasched(kernel, 4096)
+    span = max(d["end_ns"]) / 1e6
+    assert span == pytest.approx(json.loads((REC / f"{kernel}_4096.json").read_text())["time_ms_median"], rel=0.02)
+    s, e, sm = (np.asarray(d[k]) for k in ("start_ns", "end_ns", "sm"))
+    T = np.median(e - s)
+    first = np.where(s < 0.05 * T)[0]
+    per = {}
+    for i in first:
+        per.setdefault(sm[i], []).append(e[i] - s[i])
+    ratio = np.median([min(v) / max(v) for v in per.values() if len(v) == 2])
+    lo, hi = {"naive": (0.45, 0.6), "smemtile": (0.65, 0.8), "regtile2d": (0.95, 1.0), "vectorized": (0.95, 1.0)}[kernel]
+    assert lo <= ratio <= hi
+
+
+@pytest.mark.parametrize("kernel,tol", [("naive", 0.03), ("regtile2d", 0.03)])
+def test_l2_with_the_recorded_schedule(kernel, tol):
+    """Given the H200's own CTA schedule (a replay), the L2 model's DRAM bytes match ncu's within 3 %
+    for naive (62 staggered waves) and regtile2d (4 lockstep waves): what remains of the L2 error
+    is the predicted schedule. (coalesced does not: 4.4 GB against 8.0; see cache.py's known gap.)"""
+    r = gpusim.simulate(kernel, 4096, mode="sampled", keep_trace=True)
+    h = C.hit_rates(r, schedule="measured")
+    assert h["dram__bytes_read.sum"] / _rec(kernel, 4096)["dram__bytes_read.sum"] == pytest.approx(1.0, abs=tol)
+
+
+def test_measured_schedule_needs_a_record():
+    r = gpusim.simulate("regtile2d", 512, mode="sampled", keep_trace=True)
+    with pytest.raises(gpusim.errors.GpusimError, match="no CTA schedule record"):
+        C.hit_rates(r, schedule="measured")

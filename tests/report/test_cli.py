@@ -14,6 +14,9 @@ def test_run_json(capsys):
     assert out["metrics"]["smsp__inst_executed.sum"] > 0
     assert out["time_ms"] > 0 and out["cycles"] > 0
     assert out["stalls"]["smsp__average_warps_issue_stalled_selected_per_issue_active.ratio"] == 1.0
+    # the stall sites hold every issued instruction once as `selected`
+    assert sum(s.get("selected", 0) for s in out["stall_sites"].values()) == pytest.approx(
+        out["timing_metrics"]["gpusim__inst_issued_per_sm"])
     assert sum(out["inst_executed_per_opcode"].values()) == out["metrics"]["smsp__inst_executed.sum"]
 
 
@@ -21,6 +24,7 @@ def test_run_summary(capsys):
     assert main(["run", "naive", "--M", "64", "--N", "32", "--K", "16"]) == 0
     out = capsys.readouterr().out
     assert "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum" in out
+    assert "Source Counters by opcode" in out
 
 
 def test_list(capsys):
