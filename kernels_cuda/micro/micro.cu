@@ -261,15 +261,16 @@ extern "C" __global__ void bar_cost(long long *cyc, int iters) {
 // 8. FMA-pipe issue rate: each thread runs CH independent chains, 16 steps per
 //    trip. One CTA; cyc[0] = cycles between two barriers around the loop.
 
-#define FMA_RATE(CH)                                                                     \
-  extern "C" __global__ void fma_rate_##CH(float *out, long long *cyc, float a, float b, int iters) { \
+// The loop of the FMA kernels: CH chains x 16 steps per trip of x = fmaf(x, A, B).
+#define FMA_CHAINS(CH, A, B)                                                             \
     float x[CH];                                                                         \
     _Pragma("unroll") for (int c = 0; c < CH; c++) x[c] = threadIdx.x + c;               \
+    float fa = A, fb = B;                                                                \
     __syncthreads();                                                                     \
     long long t0 = clock64();                                                            \
     for (int i = 0; i < iters; i++) {                                                    \
       _Pragma("unroll") for (int u = 0; u < 16; u++) {                                   \
-        _Pragma("unroll") for (int c = 0; c < CH; c++) x[c] = fmaf(x[c], a, b);          \
+        _Pragma("unroll") for (int c = 0; c < CH; c++) x[c] = fmaf(x[c], fa, fb);        \
       }                                                                                  \
     }                                                                                    \
     __syncthreads();                                                                     \
@@ -277,31 +278,20 @@ extern "C" __global__ void bar_cost(long long *cyc, int iters) {
     float s = 0.f;                                                                       \
     _Pragma("unroll") for (int c = 0; c < CH; c++) s += x[c];                            \
     if (s == 1.2345e-30f) out[0] = s;                                                    \
-    if (threadIdx.x == 0) cyc[0] = t1 - t0;                                              \
+    if (threadIdx.x == 0) cyc[0] = t1 - t0;
+
+#define FMA_RATE(CH)                                                                     \
+  extern "C" __global__ void fma_rate_##CH(float *out, long long *cyc, float a, float b, int iters) { \
+    FMA_CHAINS(CH, a, b)                                                                 \
   }
 FMA_RATE(1) FMA_RATE(2) FMA_RATE(4) FMA_RATE(8)
 
-// The same chains with the FFMA's other operands in registers (a, b loaded from memory: FFMA R, R, R, R)
-// or as an immediate (FFMA R, R, imm, R), against fma_rate's constant-bank operand (FFMA R, R, c[..], R):
-// does the FP32 warp-switch bubble depend on where the operands come from?
-#define FMA_KIND(KIND, CH, A, B)                                                        \
+// The same chains with a and b loaded from memory (FFMA R, R, R, R) or as immediates (FFMA R, R, R,
+// imm): does the FP32 warp-switch bubble depend on where the operands come from? (fma_rate's kernel
+// parameters turn out to be moved into registers by ptxas: its SASS is FFMA R, R, R, R too.)
+#define FMA_KIND(KIND, CH, A, B)                                                         \
   extern "C" __global__ void fma_##KIND##_##CH(float *out, long long *cyc, const float *ab, int iters) { \
-    float x[CH];                                                                         \
-    _Pragma("unroll") for (int c = 0; c < CH; c++) x[c] = threadIdx.x + c;               \
-    float a = A, b = B;                                                                  \
-    __syncthreads();                                                                     \
-    long long t0 = clock64();                                                            \
-    for (int i = 0; i < iters; i++) {                                                    \
-      _Pragma("unroll") for (int u = 0; u < 16; u++) {                                   \
-        _Pragma("unroll") for (int c = 0; c < CH; c++) x[c] = fmaf(x[c], a, b);          \
-      }                                                                                  \
-    }                                                                                    \
-    __syncthreads();                                                                     \
-    long long t1 = clock64();                                                            \
-    float s = 0.f;                                                                       \
-    _Pragma("unroll") for (int c = 0; c < CH; c++) s += x[c];                            \
-    if (s == 1.2345e-30f) out[0] = s;                                                    \
-    if (threadIdx.x == 0) cyc[0] = t1 - t0;                                              \
+    FMA_CHAINS(CH, A, B)                                                                 \
   }
 FMA_KIND(reg, 1, ab[0], ab[1]) FMA_KIND(reg, 2, ab[0], ab[1]) FMA_KIND(reg, 4, ab[0], ab[1])
 FMA_KIND(imm, 1, 0.999f, 0.001f) FMA_KIND(imm, 2, 0.999f, 0.001f) FMA_KIND(imm, 4, 0.999f, 0.001f)
