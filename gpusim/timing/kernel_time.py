@@ -18,7 +18,9 @@ predicted kernel time with ncu-named warp-state ratios:
    When T <= W2 the full trace is timed and nothing is extrapolated.
 3. Kernel cycles = sum over the busiest SM's rounds (rounds follow each other: a CTA slot
    frees when its CTA retires; we take the rounds as back to back, as the H200's block
-   scheduler refills them, ignoring the stagger between slots). time_ms = cycles / SM clock.
+   scheduler refills them, ignoring the stagger between slots: the recorded schedules,
+   traces/hw/h200/ctasched/, show lockstep waves for the tiled kernels but two phases half a
+   CTA apart for naive and smemtile). time_ms = cycles / SM clock.
    No launch overhead is added: there is no microbenchmark record of it (an empty-kernel
    launch was not measured), so the prediction is the kernel's execution alone.
 
@@ -29,7 +31,9 @@ run is feasible, it is within SAMPLING_TOLERANCE of the full run's cycles.
 
 Memory levels: if gpusim.memory.cache provides `global_levels(trace, arch, ...)` (the cache
 model), each global load's level (L1/L2/DRAM) comes from it; otherwise every global load is
-an L2 hit (the engine's default) and the prediction says so in its notes.
+an L2 hit (the engine's default) and the prediction says so in its notes. The chip-wide L2
+model needs the order in which CTAs run: schedule="phased" (default) takes it from the
+engine's first round (slot_finish), see gpusim/memory/cache.py.
 """
 from __future__ import annotations
 
