@@ -145,6 +145,13 @@ def _purge(ret, rn, fl, t):
     return gone, nxt
 
 
+@njit(cache=True, inline="always")
+def _waited_at(pc_w, st, end):
+    """The row a warp's state belongs to: the one it issued while selected (pc has moved on), else the
+    one it is about to issue, where ncu's PC samples put the stall; a finished warp's last row."""
+    return min(pc_w - 1 if st == S_SELECTED else pc_w, end - 1)
+
+
 @njit(cache=True)
 def _clear_recheck(state, recheck, st):
     """Entries of a queue freed: every warp held back by it looks again."""
@@ -304,10 +311,10 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                     else:
                         finished[w] = True
                         finish[w] = max(last_issue[w] + 1, mem_done[w])
-                        if state[w] >= 0:     # leaving a state: its cycles, also by the opcode waited at (the issued
-                            n0 = t - since[w]  # row when selected; else the next row, where ncu's PC samples put it)
+                        if state[w] >= 0:       # leaving a state: its cycles, by warp and by opcode waited at
+                            n0 = t - since[w]
                             counts[w, state[w]] += n0
-                            op_counts[rows[min(pc[w] - (state[w] == S_SELECTED), warp_start[w + 1] - 1), R_OP], state[w]] += n0
+                            op_counts[rows[_waited_at(pc[w], state[w], warp_start[w + 1]), R_OP], state[w]] += n0
                         state[w] = -1
                         n_left -= 1
                         continue
@@ -366,10 +373,10 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                                 # the scheduler must switch, not_selected if that warp issues again
                                 st, wk, fixed = S_DISPATCH, t + 1, False
                 if st != state[w]:
-                    if state[w] >= 0:     # leaving a state: its cycles, also by the opcode waited at (the issued
-                        n0 = t - since[w]  # row when selected; else the next row, where ncu's PC samples put it)
+                    if state[w] >= 0:       # leaving a state: its cycles, by warp and by opcode waited at
+                        n0 = t - since[w]
                         counts[w, state[w]] += n0
-                        op_counts[rows[min(pc[w] - (state[w] == S_SELECTED), warp_start[w + 1] - 1), R_OP], state[w]] += n0
+                        op_counts[rows[_waited_at(pc[w], state[w], warp_start[w + 1]), R_OP], state[w]] += n0
                     state[w] = st
                     since[w] = t
                 if st != S_NOT_SELECTED and fixed:
