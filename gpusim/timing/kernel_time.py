@@ -245,16 +245,17 @@ def time_round(result, gpu: GPU, r: int, levels: _Levels, windows=(W1, W2), full
     return float(cycles), vec, trips, float(per_trip), t1, bidx, ops
 
 
-W0 = W1    # trips of the window that gives the first round's CTA finish order (the timing's own length:
-           # the staircase grows with the window, coalesced 0.90 / 0.79 / 0.69 at 1 / 2 / 4 trips)
+W0 = W1    # trips of the window that gives the first round's CTA finish order (the timing's own length;
+           # the fractions settle by 4 trips: coalesced 0.84 / 0.88 / 0.88 at 2 / 4 / 8)
 
 
 def slot_finish(result, gpu: GPU, r: int, stalls=None) -> list:
     """When each of the r CTAs that start together on an SM finishes, as a fraction of the last
     (oldest first), from a W0-trip window timed with every L1 miss an L2 hit; the L2 model's
-    "phased" schedule starts from it. The H200's first waves (traces/hw/h200/ctasched/) finish
-    together for the register-tiled kernels (0.96-1.0; the engine 0.90-1.0) but in a staircase for
-    naive (0.51 / 1.0) and smemtile (0.72 / 1.0), where the engine's CTAs finish together: an older
+    "phased" schedule starts from it. The H200's first waves (traces/hw/h200/ctasched/, 4096) finish
+    together for the register-tiled kernels and tiled32 (0.96-1.0; the engine 0.97-1.0) and nearly so
+    for coalesced (0.97; the engine 0.88), but in a staircase for naive (0.51 / 1.0; the engine 1.0)
+    and smemtile (0.72 / 1.0; the engine 0.93), where the engine's CTAs finish together: an older
     CTA's warps take the issue slots and the freed queue entries first, and the engine's rounds
     (CTAs launched together) could not follow the stagger that leaves. Making the engine's queue
     fairness favour older CTAs gave naive 0.52 and smemtile 0.69 but coalesced 0.67 (H200 0.97) and
