@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -32,7 +33,6 @@ def build(kernel: str, out: Path) -> tuple[list, dict]:
         raise RuntimeError(f"nvcc failed for {kernel}: {r.stderr[-800:]}")
     facts = {}
     for key, pat in (("registers", r"Used (\d+) registers"), ("shared_bytes", r"(\d+) bytes smem")):
-        import re
         m = re.search(pat, r.stderr + r.stdout)
         facts[key] = int(m.group(1)) if m else 0
     return ["nvcc", *flags, f"-DTWIN={kernel}", f"-DTWIN_SRC='\"../{kernel}.cu\"'", "-o",
