@@ -245,8 +245,8 @@ def time_round(result, gpu: GPU, r: int, levels: _Levels, windows=(W1, W2), full
     return float(cycles), vec, trips, float(per_trip), t1, bidx, ops
 
 
-W0 = W1    # trips of the window that gives the first round's CTA finish order (the timing's own length;
-           # the fractions settle by 4 trips: coalesced 0.84 / 0.88 / 0.88 at 2 / 4 / 8)
+W0 = 4     # trips of the window that gives the first round's CTA finish order: the fractions settle by
+           # 4 trips (coalesced 0.84 / 0.88 / 0.88 at 2 / 4 / 8; the others within 0.02 of 8 trips)
 
 
 def slot_finish(result, gpu: GPU, r: int, stalls=None) -> list:
