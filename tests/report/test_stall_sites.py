@@ -5,7 +5,7 @@ import pytest
 
 from gpusim.report.stall_sites import group, load_pcsamp, pcsamp_path, regroup, shares, site_rows, PREFIX
 
-KERNELS = ["regtile2d", "vectorized", "regblock", "coalesced"]
+KERNELS = ["regtile2d", "vectorized", "regblock", "coalesced", "regtile1d", "smemtile", "tiled32", "naive"]
 
 
 def test_group_names():
