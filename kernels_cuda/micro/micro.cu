@@ -181,6 +181,52 @@ __device__ __forceinline__ void burst_ldg(const unsigned *g, unsigned *out, long
 BURSTS(1) BURSTS(2) BURSTS(4) BURSTS(6) BURSTS(8) BURSTS(10) BURSTS(12) BURSTS(14) BURSTS(16)
 BURSTS(20) BURSTS(24) BURSTS(28) BURSTS(32) BURSTS(40) BURSTS(48) BURSTS(64)
 
+// The same bursts without bank conflicts: LDS.32 (1 wavefront) or LDS.128 (4 wavefronts), each load
+// of a burst a different 512-B row, so the shared pipe drains at its own rate and the MIO queue
+// fills only when many warps issue at once. V = 32-bit words per lane (1 or 4).
+template <int B, int V>
+__device__ __forceinline__ void burst_ldsw(unsigned *out, long long *cyc, int reps) {
+  __shared__ __align__(16) unsigned s[32 * 4 * 16];
+  for (int i = threadIdx.x; i < 32 * 4 * 16; i += blockDim.x) s[i] = i;
+  __syncthreads();
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const unsigned base = (unsigned)__cvta_generic_to_shared(s) + 4u * V * lane;
+  unsigned r[B * V];
+  unsigned acc = 0;
+  for (int rep = 0; rep < reps; rep++) {
+    __syncwarp();
+    long long t0 = clock64();
+#pragma unroll
+    for (int j = 0; j < B; j++) {
+      const unsigned a = base + (unsigned)(j * 128 * V);     // B <= 16: within s
+      if (V == 4)
+        asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];"
+                     : "=r"(r[4 * j]), "=r"(r[4 * j + 1]), "=r"(r[4 * j + 2]), "=r"(r[4 * j + 3]) : "r"(a));
+      else
+        asm volatile("ld.shared.u32 %0, [%1];" : "=r"(r[j]) : "r"(a));
+    }
+    long long t1 = clock64();
+#pragma unroll
+    for (int j = 0; j < B * V; j++) acc += r[j];
+    asm volatile("" : "+r"(acc));
+    long long t2 = clock64();
+    if (lane == 0) {
+      cyc[(warp * reps + rep) * 2 + 0] = t1 - t0;
+      cyc[(warp * reps + rep) * 2 + 1] = t2 - t0 + (acc == 0xFFFFFFFFu ? 1 : 0);
+    }
+  }
+  out[threadIdx.x] = acc;
+}
+
+#define BURSTS_W(B)                                                                            \
+  extern "C" __global__ void burst_lds32cf_##B(unsigned *out, long long *cyc, int reps) {      \
+    burst_ldsw<B, 1>(out, cyc, reps);                                                          \
+  }                                                                                            \
+  extern "C" __global__ void burst_lds128cf_##B(unsigned *out, long long *cyc, int reps) {     \
+    burst_ldsw<B, 4>(out, cyc, reps);                                                          \
+  }
+BURSTS_W(1) BURSTS_W(2) BURSTS_W(4) BURSTS_W(6) BURSTS_W(8) BURSTS_W(10) BURSTS_W(12) BURSTS_W(16)
+
 // ---------------------------------------------------------------------------
 // 5. shared pipe throughput: every thread of a 1024-thread CTA (one CTA per
 //    SM) issues 8 independent loads per trip. cyc[blockIdx.x] = cycles between

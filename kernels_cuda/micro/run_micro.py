@@ -233,16 +233,16 @@ def bench_latency_memory(b: Bench):
             clk.summary(), f"{SRC}:chase_cg")
 
 
-def _burst_table(b: Bench, kind, warps, reps=16):
+def _burst_table(b: Bench, kind, warps, reps=16, bursts=BURSTS):
     cp = b.cp
     np = __import__("numpy")
     g = cp.arange(64 * 32 * 4 * 4, dtype=cp.uint32)
     out = cp.zeros(1024, dtype=cp.uint32)
     rows = []
-    for B in BURSTS:
+    for B in bursts:
         cyc = cp.zeros(warps * reps * 2, dtype=cp.int64)
         name = f"burst_{kind}_{B}"
-        args = (out, cyc, np.int32(reps)) if kind == "lds" else (g, out, cyc, np.int32(reps))
+        args = (g, out, cyc, np.int32(reps)) if kind == "ldg" else (out, cyc, np.int32(reps))
         b.run1(name, 1, 32 * warps, args)
         c = cyc.get().reshape(warps, reps, 2)[:, 1:, :]          # rep 0 warms L1 / i-cache
         rows.append({"burst": B, "issue_cycles": _med(c[:, :, 0].ravel()),
@@ -269,6 +269,27 @@ def _knee(rows):
     drain = (b["issue_cycles"] - a["issue_cycles"]) / (b["burst"] - a["burst"])
     depth = b["burst"] - (b["issue_cycles"] - rows[0]["complete_cycles"]) / drain if drain > 0 else None
     return (max(ok) if ok else None), (round(depth, 1) if depth is not None else None), round(per, 2), round(drain, 1)
+
+
+CF_BURSTS = (1, 2, 4, 6, 8, 10, 12, 16)
+
+
+def bench_lds_bursts_cf(b: Bench):
+    """Conflict-free LDS.32 / LDS.128 bursts from 1 warp and from 16 (4 per SMSP): where the MIO
+    queue stops issue when loads drain at the pipe's own rate (1 / 4 wavefronts each)."""
+    tables = {}
+    with ClockSampler() as clk:
+        for kind in ("lds32cf", "lds128cf"):
+            for warps in (1, 16):
+                tables[f"{kind}_{warps}w"] = _burst_table(b, kind, warps, bursts=CF_BURSTS)
+    b.write("lds_bursts_cf", "issue and completion of bursts of B conflict-free LDS.32 (1 wavefront) or LDS.128 "
+            "(4 wavefronts), from 1 warp or 16 warps (4 per SMSP) of one CTA",
+            "as mio_queue_depth's bursts (clock64 before, after the last issue, after all values are consumed; "
+            "median over warps and 15 bursts after a warm one), but each load of a burst reads its own 512-B "
+            "(LDS.128) or 128-B (LDS.32) row with no bank conflict",
+            {k: {"issue_cycles_at_16": t[-1]["issue_cycles"], "complete_cycles_at_16": t[-1]["complete_cycles"]}
+             for k, t in tables.items()},
+            "cycles", tables, clk.summary(), f"{SRC}:burst_lds32cf_*,burst_lds128cf_*")
 
 
 def bench_queues(b: Bench):
@@ -591,6 +612,7 @@ BENCHES = {
     "latency_alu": bench_latency_alu, "latency_lds": bench_latency_lds, "latency_memory": bench_latency_memory,
     "queues": bench_queues, "shared_rate": bench_shared_rate, "issue_rate": bench_issue_rate,
     "barrier": bench_barrier, "bandwidth": bench_bandwidth, "fma_operands": bench_fma_operands,
+    "lds_bursts_cf": bench_lds_bursts_cf,
 }
 
 
