@@ -119,23 +119,21 @@ CHASE(chase_cg, "ld.global.cg.u64")
 //    would merge into one LDS.128 / LDG.128).
 //    cyc[(warp * reps + rep) * 2 + {0, 1}] = {issue, complete} cycles.
 
-template <int B>
-__device__ __forceinline__ void burst_lds(unsigned *out, long long *cyc, int reps) {
-  __shared__ unsigned s[32 * 32 + 160];
-  for (int i = threadIdx.x; i < 32 * 32 + 160; i += blockDim.x) s[i] = i;
-  __syncthreads();
+// The timed loop every burst kernel shares: reps bursts of B loads (load(j, r + NV * j) issues load
+// j, NV registers each), clock64 before, after the last issue and after every value is consumed.
+template <int B, int NV, class Load>
+__device__ __forceinline__ void timed_bursts(unsigned *out, long long *cyc, int reps, Load load) {
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  unsigned addr = (unsigned)__cvta_generic_to_shared(s) + 128u * lane;  // all lanes in bank 0
-  unsigned r[B];
+  unsigned r[B * NV];
   unsigned acc = 0;
   for (int rep = 0; rep < reps; rep++) {
     __syncwarp();
     long long t0 = clock64();
 #pragma unroll
-    for (int j = 0; j < B; j++) asm volatile("ld.shared.u32 %0, [%1];" : "=r"(r[j]) : "r"(addr + 8u * j));
+    for (int j = 0; j < B; j++) load(j, r + NV * j);
     long long t1 = clock64();
 #pragma unroll
-    for (int j = 0; j < B; j++) acc += r[j];
+    for (int j = 0; j < B * NV; j++) acc += r[j];
     asm volatile("" : "+r"(acc));
     long long t2 = clock64();
     if (lane == 0) {
@@ -147,27 +145,23 @@ __device__ __forceinline__ void burst_lds(unsigned *out, long long *cyc, int rep
 }
 
 template <int B>
+__device__ __forceinline__ void burst_lds(unsigned *out, long long *cyc, int reps) {
+  __shared__ unsigned s[32 * 32 + 160];
+  for (int i = threadIdx.x; i < 32 * 32 + 160; i += blockDim.x) s[i] = i;
+  __syncthreads();
+  const unsigned addr = (unsigned)__cvta_generic_to_shared(s) + 128u * (threadIdx.x & 31);  // all lanes in bank 0
+  timed_bursts<B, 1>(out, cyc, reps, [&](int j, unsigned *d) {
+    asm volatile("ld.shared.u32 %0, [%1];" : "=r"(d[0]) : "r"(addr + 8u * j));
+  });
+}
+
+template <int B>
 __device__ __forceinline__ void burst_ldg(const unsigned *g, unsigned *out, long long *cyc, int reps) {
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const unsigned *p = g + 32 * lane + 64 * 32 * warp;  // 128 B apart: 32 lines per request
-  unsigned r[B];
-  unsigned acc = 0;
-  for (int rep = 0; rep < reps; rep++) {
-    __syncwarp();
-    long long t0 = clock64();
-#pragma unroll
-    for (int j = 0; j < B; j++) asm volatile("ld.global.ca.u32 %0, [%1];" : "=r"(r[j]) : "l"(p + 2 * j));
-    long long t1 = clock64();
-#pragma unroll
-    for (int j = 0; j < B; j++) acc += r[j];
-    asm volatile("" : "+r"(acc));
-    long long t2 = clock64();
-    if (lane == 0) {
-      cyc[(warp * reps + rep) * 2 + 0] = t1 - t0;
-      cyc[(warp * reps + rep) * 2 + 1] = t2 - t0 + (acc == 0xFFFFFFFFu ? 1 : 0);
-    }
-  }
-  out[threadIdx.x] = acc;
+  timed_bursts<B, 1>(out, cyc, reps, [&](int j, unsigned *d) {
+    asm volatile("ld.global.ca.u32 %0, [%1];" : "=r"(d[0]) : "l"(p + 2 * j));
+  });
 }
 
 #define BURSTS(B)                                                                              \
@@ -189,33 +183,14 @@ __device__ __forceinline__ void burst_ldsw(unsigned *out, long long *cyc, int re
   __shared__ __align__(16) unsigned s[32 * 4 * 16];
   for (int i = threadIdx.x; i < 32 * 4 * 16; i += blockDim.x) s[i] = i;
   __syncthreads();
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  const unsigned base = (unsigned)__cvta_generic_to_shared(s) + 4u * V * lane;
-  unsigned r[B * V];
-  unsigned acc = 0;
-  for (int rep = 0; rep < reps; rep++) {
-    __syncwarp();
-    long long t0 = clock64();
-#pragma unroll
-    for (int j = 0; j < B; j++) {
-      const unsigned a = base + (unsigned)(j * 128 * V);     // B <= 16: within s
-      if (V == 4)
-        asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];"
-                     : "=r"(r[4 * j]), "=r"(r[4 * j + 1]), "=r"(r[4 * j + 2]), "=r"(r[4 * j + 3]) : "r"(a));
-      else
-        asm volatile("ld.shared.u32 %0, [%1];" : "=r"(r[j]) : "r"(a));
-    }
-    long long t1 = clock64();
-#pragma unroll
-    for (int j = 0; j < B * V; j++) acc += r[j];
-    asm volatile("" : "+r"(acc));
-    long long t2 = clock64();
-    if (lane == 0) {
-      cyc[(warp * reps + rep) * 2 + 0] = t1 - t0;
-      cyc[(warp * reps + rep) * 2 + 1] = t2 - t0 + (acc == 0xFFFFFFFFu ? 1 : 0);
-    }
-  }
-  out[threadIdx.x] = acc;
+  const unsigned base = (unsigned)__cvta_generic_to_shared(s) + 4u * V * (threadIdx.x & 31);
+  timed_bursts<B, V>(out, cyc, reps, [&](int j, unsigned *d) {
+    const unsigned a = base + (unsigned)(j * 128 * V);     // B <= 16: within s
+    if (V == 4)
+      asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a));
+    else
+      asm volatile("ld.shared.u32 %0, [%1];" : "=r"(d[0]) : "r"(a));
+  });
 }
 
 #define BURSTS_W(B)                                                                            \
