@@ -580,32 +580,31 @@ def bench_queue_ncu(b: Bench, cubin, work: Path, only=None):
     if only and "fma_operands" in only:     # just the operand-kind view
         bench_fma_operands_ncu(b, cubin, work)
         return
-    with ClockSampler() as clk:
-        labels = [f"burst_{k}_{B} (1 warp)" for k in ("lds", "ldg") for B in NCU_BURSTS]
-        table, shown = _ncu_table(b, cubin, work, "bursts", BURST_NCU_METRICS, labels)
-    b.write("queue_stalls_ncu", "ncu warp-state shares of the burst kernels: where mio_throttle / lg_throttle appear",
-            "ncu --clock-control none --cache-control all, one launch of each burst kernel (1 warp, 64 bursts of B "
-            "loads) after an unprofiled one; stall ratios are warps stalled per issued instruction", table,
-            "ratio (per issue)", {"ncu_command": shown, "metrics": BURST_NCU_METRICS}, clk.summary(),
-            f"{SRC}:burst_*")
-    with ClockSampler() as clk:
-        labels = [f"{k} ({t // 128} warp(s)/SMSP)" for k, t in FMA_NCU]
-        table, shown = _ncu_table(b, cubin, work, "fma", FMA_NCU_METRICS, labels)
-    b.write("fma_pipes_ncu", "ncu's view of the issue-rate kernels: FMA-heavy vs FMA-lite split and stalls",
-            "ncu --clock-control none --cache-control all, one launch of each fma_issue_rate kernel (512 trips) "
-            "after an unprofiled one, 1 CTA of 128 or 1024 threads", table, "mixed (counts, ratios)",
-            {"ncu_command": shown, "metrics": FMA_NCU_METRICS}, clk.summary(), f"{SRC}:fma_rate_*")
+    _ncu_record(b, cubin, work, "bursts", BURST_NCU_METRICS,
+                [f"burst_{k}_{B} (1 warp)" for k in ("lds", "ldg") for B in NCU_BURSTS], "queue_stalls_ncu",
+                "ncu warp-state shares of the burst kernels: where mio_throttle / lg_throttle appear",
+                "one launch of each burst kernel (1 warp, 64 bursts of B loads) after an unprofiled one; stall "
+                "ratios are warps stalled per issued instruction", "ratio (per issue)", f"{SRC}:burst_*")
+    _ncu_record(b, cubin, work, "fma", FMA_NCU_METRICS, [f"{k} ({t // 128} warp(s)/SMSP)" for k, t in FMA_NCU],
+                "fma_pipes_ncu", "ncu's view of the issue-rate kernels: FMA-heavy vs FMA-lite split and stalls",
+                "one launch of each fma_issue_rate kernel (512 trips) after an unprofiled one, 1 CTA of 128 or "
+                "1024 threads", "mixed (counts, ratios)", f"{SRC}:fma_rate_*")
     bench_fma_operands_ncu(b, cubin, work)
 
 
 def bench_fma_operands_ncu(b: Bench, cubin, work: Path):
+    _ncu_record(b, cubin, work, "fmakind", FMA_NCU_METRICS, [f"{k} ({t // 128} warps/SMSP)" for k, t in FMA_KIND_NCU],
+                "fma_operands_ncu", "ncu's warp states for the FFMA operand-kind kernels (8 warps per SMSP)",
+                "one launch of each fma_operands kernel (512 trips) after an unprofiled one, 1 CTA of 1024 threads",
+                "mixed (counts, ratios)", f"{SRC}:fma_rate_*,fma_reg_*,fma_imm_*")
+
+
+def _ncu_record(b: Bench, cubin, work: Path, which, metrics, labels, bench, what, how, unit, source):
+    """One ncu table (_ncu_table) written as a micro record."""
     with ClockSampler() as clk:
-        labels = [f"{k} ({t // 128} warps/SMSP)" for k, t in FMA_KIND_NCU]
-        table, shown = _ncu_table(b, cubin, work, "fmakind", FMA_NCU_METRICS, labels)
-    b.write("fma_operands_ncu", "ncu's warp states for the FFMA operand-kind kernels (8 warps per SMSP)",
-            "ncu --clock-control none --cache-control all, one launch of each fma_operands kernel (512 trips) "
-            "after an unprofiled one, 1 CTA of 1024 threads", table, "mixed (counts, ratios)",
-            {"ncu_command": shown, "metrics": FMA_NCU_METRICS}, clk.summary(), f"{SRC}:fma_rate_*,fma_reg_*,fma_imm_*")
+        table, shown = _ncu_table(b, cubin, work, which, metrics, labels)
+    b.write(bench, what, "ncu --clock-control none --cache-control all, " + how, table, unit,
+            {"ncu_command": shown, "metrics": metrics}, clk.summary(), source)
 
 
 BENCHES = {
