@@ -24,6 +24,10 @@ Model (all times integer SM cycles; `t` is the current cycle):
                      FMA-heavy, ALU ops the ALU pipe, XU ops the XU pipe; each pipe takes
                      one warp-instruction per interval cycles, else math_pipe_throttle.
                      FP32 ops take lite when both are free (leaving heavy for IMAD).
+      switch bubble - an FP32 op cannot issue the cycle after another warp's issue on its
+                     SMSP (micro/fma_issue_rate.json, fma_operands.json): dispatch_stall when the
+                     scheduler must switch warps, not_selected while the warp that issued last
+                     cycle issues again (ncu's PC samples, micro/fma_pipes_ncu.json).
   * After issuing row r a warp waits gap[r] cycles before its next issue (ptxas's stall count
     from the SASS control codes, control_codes.py; 1 when the kernel has no SASS record); the
     cycles between are wait, checked before the scoreboard as the hardware counts the stall
