@@ -46,7 +46,7 @@ def main():
         for n in sizes:
             rec = json.loads((ROOT / f"traces/hw/h200/{k}_{n}.json").read_text())
             t0 = time.perf_counter()
-            p = predict(gpusim.simulate(k, n), schedule=a.schedule if n > 1024 else "phased")
+            p = predict(gpusim.simulate(k, n), schedule=a.schedule)   # (1024: A, B, C stay in the L2)
             wall = time.perf_counter() - t0
             if n == 4096:
                 walls[k] = wall

@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import subprocess
 import sys
 from pathlib import Path
+
+from gpusim.kernel.spec import LADDER
 
 REPO = Path(__file__).resolve().parents[2]
 SCHEMA = "gpusim.hw.ctasched/1"
@@ -31,10 +32,7 @@ def build(kernel: str, out: Path) -> tuple[list, dict]:
     r = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True)
     if r.returncode != 0:
         raise RuntimeError(f"nvcc failed for {kernel}: {r.stderr[-800:]}")
-    facts = {}
-    for key, pat in (("registers", r"Used (\d+) registers"), ("shared_bytes", r"(\d+) bytes smem")):
-        m = re.search(pat, r.stderr + r.stdout)
-        facts[key] = int(m.group(1)) if m else 0
+    facts = twins.build_module().parse_ptxas(r.stderr + r.stdout)
     return ["nvcc", *flags, f"-DTWIN={kernel}", f"-DTWIN_SRC='\"../{kernel}.cu\"'", "-o",
             f"kernels_cuda/.build/cta_stamp_{kernel}.cubin", SRC], facts
 
@@ -73,8 +71,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
     ap.add_argument("--sizes", nargs="*", type=int, default=[2048, 4096])
-    ap.add_argument("--kernels", nargs="*", default=["naive", "coalesced", "smemtile", "tiled32", "regtile1d",
-                                                      "regblock", "regtile2d", "vectorized"])
+    ap.add_argument("--kernels", nargs="*", default=list(LADDER))
     a = ap.parse_args(argv)
     from gpusim.hw.gpu import cupy
     from gpusim.hw.devinfo import smi_query, utc_now, cuda_versions

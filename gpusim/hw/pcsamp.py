@@ -12,32 +12,24 @@ per kernel, `pcsamp_<kernel>_<size>.json`, keyed by PC offset from the kernel's 
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
 import os
-import re
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+from gpusim.kernel.spec import LADDER
 
 REPO = Path(__file__).resolve().parents[2]
 SCHEMA = "gpusim.hw.pcsamp/1"
 
 
 def sass_text(cubin: Path, kernel: str) -> dict:
-    """PC offset -> SASS instruction text (cuobjdump's listing of the kernel's function)."""
-    out = subprocess.run(["cuobjdump", "--dump-sass", str(cubin)], capture_output=True, text=True,
-                         timeout=120).stdout
-    pcs, inside = {}, False
-    for line in out.splitlines():
-        if line.strip().startswith("Function :"):
-            inside = kernel in line
-            continue
-        m = re.match(r"\s*/\*([0-9a-f]{4,})\*/\s+(.*?)\s*;", line)
-        if inside and m:
-            pcs[f"0x{int(m.group(1), 16):04x}"] = m.group(2).strip()
-    return pcs
+    """PC offset -> SASS instruction text of the kernel's function (kernels_cuda/build.py's parser)."""
+    from gpusim.hw.twins import build_module
+    b = build_module()
+    return {f"0x{i.off:04x}": i.text for i in b.parse_sass(b.function_sass(b.sass_text(cubin), kernel))}
 
 
 def samples_per_pc(rep: str, ncu: str) -> tuple[str, dict, dict]:
@@ -70,10 +62,10 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
     ap.add_argument("--size", type=int, default=4096)
-    ap.add_argument("--kernels", nargs="*", default=["regtile2d", "vectorized", "regblock", "coalesced"])
+    ap.add_argument("--kernels", nargs="*", default=list(LADDER))
     a = ap.parse_args(argv)
     from gpusim.hw import twins, ncu as ncu_mod
-    from gpusim.hw.devinfo import smi_summary
+    from gpusim.hw.devinfo import smi_summary, utc_now
     from gpusim.hw.runner import BUILD_DIR
     ncu = ncu_mod.find_ncu()
     if ncu is None:
@@ -104,7 +96,7 @@ def main(argv=None) -> int:
         name, per_pc, totals = samples_per_pc(str(rep) + ".ncu-rep", ncu)
         rec = {
             "schema": SCHEMA, "kernel": k, "size": a.size, "params": p, "ncu_kernel_name": name,
-            "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            "date": utc_now(),
             "device": smi, "ncu_version": ncu_mod.ncu_version(ver),
             "command": "PYTHONPATH=. python3 -m gpusim.hw.pcsamp " + " ".join(sys.argv[1:]).replace(str(out), "$OUT"),
             "ncu_command": " ".join(["ncu"] + cmd[1:cmd.index("-o")] + ["-o", "<work>/pcsamp_" + k,

@@ -37,7 +37,6 @@ engine's first round (slot_finish), see gpusim/memory/cache.py.
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -293,7 +292,7 @@ def predict(result, arch: str | GPU | None = None, *, levels: bool = True, windo
     gx, gy, gz = result.grid
     G = gx * gy * gz
     per_sm, plan = plan_rounds(G, result.occupancy.blocks_per_sm, gpu.sm_count)
-    rounds, total_cycles, vec, warp_cycles_max = [], 0.0, None, 0.0
+    rounds, total_cycles, vec = [], 0.0, None
     op_states: dict = {}
     table = stall_table(result.kernel, result.params, result.M, result.N, result.K) if control_codes else None
     stalls_in = table[0] if table else None
