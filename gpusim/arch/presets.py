@@ -106,9 +106,18 @@ class GPU:
     # [M] micro/mio_queue_depth.json, lg_queue_depth.json: one warp alone drains 32-wavefront LDS and
     # 32-line LDG at 64 cycles each (drain_cycles_per_load_when_full 64.0 / 64.1; ncu's warp cycles per
     # instruction in queue_stalls_ncu.json agree), while 4 warps on 4 SMSPs (130.3 per load per warp)
-    # and 32 warps (shared_pipe_rate.json) reach the SM's 1 wavefront/cycle: one SMSP feeds the
-    # shared pipe / L1TEX data stage at most every other cycle
-    smsp_shared_cycles_per_wavefront: int = 2   # [M] per SMSP
+    # and 32 warps (shared_pipe_rate.json) reach the SM's 1 wavefront/cycle. For the shared pipe the
+    # limit is the warp's, not the SMSP's (micro/lds_bursts_order.json: conflict-free LDS.128 from 1 / 2
+    # / 4 warps of one SMSP return 0.25 / 0.41 / 0.63 wavefronts per cycle): a warp's shared load
+    # returns at most one wavefront per 2 cycles, and one register write (V registers per wavefront for
+    # an LDS.32/64/128, V = 1/2/4) per cycle: conflict-free LDS.128 from one warp 16 cycles each
+    # (lds_bursts_cf.json 1w: complete +16 per load), LDS.64 4, LDS.128 broadcast 4 (under its IADD3
+    # chain's 8). The L1TEX data stage keeps the per-SMSP limit (one SMSP every other cycle).
+    warp_shared_cycles_per_wavefront: int = 2   # [M] per warp
+    # [M] micro/lds_bursts_order.json, 16 warps: a broadcast LDS.128 (1 wavefront, 4 registers per
+    # lane) costs the SM 2.19 cycles, a conflict-free LDS.64 (2 wavefronts) 2.14, LDS.128 (4) 4.18: the
+    # shared pipe writes back 2 registers (32 lanes each) per cycle besides its wavefront per cycle
+    shared_writeback_regs_per_sm_cycle: int = 2  # [M] per SM
     smsp_l1_cycles_per_line: int = 2            # [M] per SMSP
     # [M] micro/mio_queue_depth.json one warp: bursts of 32 / 40 / 48 / 64 LDS issue at 151 / 663 /
     # 1175 / 2199 cycles: the 32nd waits for the 2nd load's DATA (start 65 + 62 + 23 = 150), then one

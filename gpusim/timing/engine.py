@@ -90,7 +90,8 @@ U_NONE, U_FMA, U_HEAVY, U_ALU, U_XU = range(5)
 (P_FMA_INTERVAL, P_ALU_INTERVAL, P_XU_INTERVAL, P_MIO_DEPTH, P_LG_DEPTH, P_LDS_LAT,
  P_L1_LAT, P_L2_LAT, P_DRAM_LAT, P_L1_SECTORS, P_FILL_BYTES, P_SECTOR_BYTES, P_BAR_RELEASE,
  P_POLICY, P_MIO_SM_DEPTH, P_LG_SM_DEPTH, P_L1_LINES, P_BAR_ARRIVE, P_L2_SHARE_FP, P_DRAM_SHARE_FP,
- P_SWITCH_FMA, P_MEM_ISSUE_IV, P_SMSP_SHARED_CPW, P_SMSP_L1_CPL, P_QUEUE_AT_RETURN, N_PARAMS) = range(26)
+ P_SWITCH_FMA, P_MEM_ISSUE_IV, P_WARP_SHARED_CPW, P_SMSP_L1_CPL, P_QUEUE_AT_RETURN, P_SHARED_WB,
+ N_PARAMS) = range(27)
 FP = 256              # sub-cycle units of the L2 / DRAM bandwidth servers
 POLICY_GTO, POLICY_LRR, POLICY_GTO_OLDEST = 0, 1, 2
 # counters vector
@@ -201,8 +202,9 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
     l2_share, dram_share = params[P_L2_SHARE_FP], params[P_DRAM_SHARE_FP]
     switch_fma = params[P_SWITCH_FMA]
     mem_iv = params[P_MEM_ISSUE_IV]
-    shared_cpw, l1_cpl = params[P_SMSP_SHARED_CPW], params[P_SMSP_L1_CPL]
-    smsp_shared_free = np.zeros(n_smsp, np.int64)   # each SMSP's own path into the shared pipe
+    shared_cpw, l1_cpl, shared_wb = params[P_WARP_SHARED_CPW], params[P_SMSP_L1_CPL], params[P_SHARED_WB]
+    warp_shared_free = np.zeros(n_warps, np.int64)  # each warp's own return path from the shared pipe
+    no_smsp_limit = np.zeros(n_smsp, np.int64)      # (the shared pipe takes any SMSP's head)
     smsp_l1_free = np.zeros(n_smsp, np.int64)       # ... and into the L1TEX data stage
     last_mem = np.full(n_warps, -(INF // 2), np.int64)   # each warp's last memory-instruction issue
     at_return = params[P_QUEUE_AT_RETURN]
@@ -538,25 +540,35 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                 cta_arrived[cta] = 0
                 wake = min(wake, rel)
 
-        # ---- shared pipe: one wavefront per cycle per SM
+        # ---- shared pipe: one wavefront and shared_wb register writes per cycle per SM; a warp's
+        # load returns one wavefront per shared_cpw cycles and one register write per cycle
         if shared_free <= t:
-            s = _oldest_head(mio_buf, mio_head, mio_cnt, issue_cycle, smsp_shared_free, t)
+            s = _oldest_head(mio_buf, mio_head, mio_cnt, issue_cycle, no_smsp_limit, t)
             if s >= 0:
                 r = mio_buf[s, mio_head[s]]
                 mio_head[s] = (mio_head[s] + 1) % mio_depth
                 mio_cnt[s] -= 1
                 wake = min(wake, t + 1)                  # a queue slot freed: throttled warps may issue
                 n = max(np.int64(rows[r, R_WF]), np.int64(1))
-                shared_free = t + n
-                smsp_shared_free[s] = t + shared_cpw * n
-                counters[K_SHARED_BUSY] += n
-                done = t + shared_cpw * (n - 1) + lds_lat if rows[r, R_CLS] == C_LDS else t + shared_cpw * n
+                w = rows[r, R_WARP]
+                t_w = max(t, warp_shared_free[w])       # the warp's earlier loads still returning
+                if rows[r, R_CLS] == C_LDS:
+                    regs = np.int64(rows[r, R_LAT])      # registers written per lane (lower.py)
+                    n_sm = max(n, (regs + shared_wb - 1) // shared_wb)
+                    n_warp = max(shared_cpw * n, n * regs)
+                    done = t_w + n_warp - n_warp // n + lds_lat
+                else:
+                    n_sm, n_warp = n, shared_cpw * n
+                    done = t_w + n_warp
+                shared_free = t + n_sm
+                warp_shared_free[w] = t_w + n_warp
+                counters[K_SHARED_BUSY] += n          # wavefronts, as ncu counts them
                 rel = _taken(r, s, t, done, at_return, ready, mio_ret, mio_rn, rows, pending_mem, mem_done, recheck)
                 mio_nr = min(mio_nr, rel)
                 wake = min(wake, done)
         for s in range(n_smsp):
             if mio_cnt[s] > 0:
-                wake = min(wake, max(t + 1, shared_free, smsp_shared_free[s]))
+                wake = min(wake, max(t + 1, shared_free))
         # ---- L1TEX: one request and l1_sectors sectors per cycle per SM; L2/DRAM fill path
         if l1_free <= t:
             s = _oldest_head(lg_buf, lg_head, lg_cnt, issue_cycle, smsp_l1_free, t)

@@ -64,6 +64,8 @@ def _op_tables(opcodes: list[str], arch: GPU):
         op = TABLE[TABLE.id(name)]
         if op.space == SPACE_SHARED:
             cls[i] = E.C_STS if op.is_store else E.C_LDS
+            # a shared load's "latency" column holds the registers it writes per lane (engine R_LAT)
+            lat[i] = 0 if op.is_store else max(1, op.bytes_per_lane // 4)
         elif op.space == SPACE_GLOBAL:
             cls[i] = E.C_STG if op.is_store else E.C_LDG
         elif op.is_barrier:
@@ -112,7 +114,8 @@ def engine_params(arch: GPU, policy: str = "gto", active_sms: int | None = None,
     p[E.P_POLICY] = POLICIES[policy]
     p[E.P_SWITCH_FMA] = int(arch.fma_warp_switch_bubble)
     p[E.P_MEM_ISSUE_IV] = 1 if stall_counts else arch.mem_issue_interval_cycles
-    p[E.P_SMSP_SHARED_CPW] = arch.smsp_shared_cycles_per_wavefront
+    p[E.P_WARP_SHARED_CPW] = arch.warp_shared_cycles_per_wavefront
+    p[E.P_SHARED_WB] = arch.shared_writeback_regs_per_sm_cycle
     p[E.P_SMSP_L1_CPL] = arch.smsp_l1_cycles_per_line
     p[E.P_QUEUE_AT_RETURN] = int(arch.queue_entry_until_return)
     p[E.P_MIO_SM_DEPTH] = arch.mio_sm_queue_depth

@@ -202,6 +202,62 @@ __device__ __forceinline__ void burst_ldsw(unsigned *out, long long *cyc, int re
   }
 BURSTS_W(1) BURSTS_W(2) BURSTS_W(4) BURSTS_W(6) BURSTS_W(8) BURSTS_W(10) BURSTS_W(12) BURSTS_W(16)
 
+// The shared-load bursts again, stamped: each warp writes its absolute clock64 before the burst,
+// after the last issue and after consumption, so the order in which the SM served the warps can be
+// read (clock64 is one counter per SM). V = 32-bit words per lane (1, 2, 4); BC = 1: every lane
+// reads the same address (a broadcast: one wavefront, V registers written per lane); SYNC = 1: a
+// __syncthreads before every burst, so the warps start each burst together, as a tiled kernel's
+// warps do after its barrier; else only the warps in `mask` run bursts (warp w is on SMSP w % 4).
+// stamps[((warp * reps) + rep) * 3 + {0, 1, 2}] = {t0, t1, t2}.
+template <int B, int V, int SYNC, int BC>
+__device__ __forceinline__ void stamped_lds(unsigned *out, long long *stamps, int reps, unsigned mask) {
+  __shared__ __align__(16) unsigned s[32 * 4 * 16];
+  for (int i = threadIdx.x; i < 32 * 4 * 16; i += blockDim.x) s[i] = i;
+  __syncthreads();
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  if (!SYNC && !((mask >> warp) & 1u)) return;
+  const unsigned base = (unsigned)__cvta_generic_to_shared(s) + (BC ? 0u : 4u * V * lane);
+  unsigned r[B * V];
+  unsigned acc = 0;
+  for (int rep = 0; rep < reps; rep++) {
+    if (SYNC) __syncthreads(); else __syncwarp();
+    long long t0 = clock64();
+#pragma unroll
+    for (int j = 0; j < B; j++) {
+      const unsigned a = base + (unsigned)(j * 128 * V);
+      if constexpr (V == 4)
+        asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(r[4 * j]), "=r"(r[4 * j + 1]),
+                     "=r"(r[4 * j + 2]), "=r"(r[4 * j + 3]) : "r"(a));
+      else if constexpr (V == 2)
+        asm volatile("ld.shared.v2.u32 {%0, %1}, [%2];" : "=r"(r[V * j]), "=r"(r[V * j + 1]) : "r"(a));
+      else
+        asm volatile("ld.shared.u32 %0, [%1];" : "=r"(r[j]) : "r"(a));
+    }
+    long long t1 = clock64();
+#pragma unroll
+    for (int j = 0; j < B * V; j++) acc += r[j];
+    asm volatile("" : "+r"(acc));
+    long long t2 = clock64();
+    if (lane == 0) {
+      long long *p = stamps + ((long long)warp * reps + rep) * 3;
+      p[0] = t0;
+      p[1] = t1;
+      p[2] = t2 + (acc == 0xFFFFFFFFu ? 1 : 0);
+    }
+  }
+  out[threadIdx.x] = acc;
+}
+
+#define STAMPED_K(NAME, B, V, SYNC, BC)                                                        \
+  extern "C" __global__ void NAME##_##B(unsigned *out, long long *st, int reps, unsigned mask) { \
+    stamped_lds<B, V, SYNC, BC>(out, st, reps, mask);                                          \
+  }
+#define STAMPED(B)                                                                             \
+  STAMPED_K(stamp_lds32cf, B, 1, 0, 0) STAMPED_K(stamp_lds64cf, B, 2, 0, 0)                    \
+  STAMPED_K(stamp_lds128cf, B, 4, 0, 0) STAMPED_K(stamp_lds128bc, B, 4, 0, 1)                  \
+  STAMPED_K(stamp_lds32cf_sync, B, 1, 1, 0) STAMPED_K(stamp_lds128cf_sync, B, 4, 1, 0)
+STAMPED(4) STAMPED(8) STAMPED(16)
+
 // ---------------------------------------------------------------------------
 // 5. shared pipe throughput: every thread of a 1024-thread CTA (one CTA per
 //    SM) issues 8 independent loads per trip. cyc[blockIdx.x] = cycles between

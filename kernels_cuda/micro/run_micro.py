@@ -292,6 +292,65 @@ def bench_lds_bursts_cf(b: Bench):
             "cycles", tables, clk.summary(), f"{SRC}:burst_lds32cf_*,burst_lds128cf_*")
 
 
+STAMP_BURSTS = (4, 8, 16)
+
+
+def _sass_ops(cubin: Path, kern: str) -> list[str]:
+    """The kernel's SASS instructions, one string each (no addresses or control words)."""
+    out = subprocess.run(["cuobjdump", "--dump-sass", "--function", kern, str(cubin)], capture_output=True,
+                         text=True).stdout
+    return [ln.split("*/", 1)[1].split(";")[0].strip() for ln in out.splitlines()
+            if ln.strip().startswith("/*") and "*/" in ln and ";" in ln]
+
+
+# (kernel, warps launched, mask of the warps that run bursts): 16 warps, 4 per SMSP; one warp; 2 or 4
+# warps on SMSP 0 (warp w runs on SMSP w % 4)
+STAMP_RUNS = [(k, 16, 0xFFFF) for k in ("stamp_lds32cf", "stamp_lds64cf", "stamp_lds128cf", "stamp_lds128bc",
+                                        "stamp_lds32cf_sync", "stamp_lds128cf_sync")] + \
+             [(k, 1, 0x1) for k in ("stamp_lds64cf", "stamp_lds128bc")] + \
+             [(k, w, m) for k in ("stamp_lds32cf", "stamp_lds128cf", "stamp_lds128bc")
+              for w, m in ((5, 0x11), (13, 0x1111))]
+STAMP_NCU = [("stamp_lds32cf_sync_16", 16, 0xFFFF), ("stamp_lds128cf_sync_16", 16, 0xFFFF),
+             ("stamp_lds32cf_16", 13, 0x1111), ("stamp_lds128cf_16", 13, 0x1111), ("stamp_lds128bc_16", 13, 0x1111)]
+
+
+def stamp_label(kern, warps, mask):
+    n = bin(mask).count("1")
+    return f"{kern} {n}w" + (" smsp0" if n > 1 and all(w % 4 == 0 for w in range(32) if mask >> w & 1) else "")
+
+
+def bench_lds_bursts_order(b: Bench):
+    """Shared-load bursts with every warp's absolute clock64 stamps: which warps the SM serves first,
+    how fast one SMSP's warps get their loads and data, not only the median."""
+    cp = b.cp
+    np = __import__("numpy")
+    reps = 16
+    cubin = REPO / "kernels_cuda" / ".build" / "micro.cubin"
+    out = cp.zeros(1024, dtype=cp.uint32)
+    runs, sass = {}, {}
+    with ClockSampler() as clk:
+        for kern, warps, mask in STAMP_RUNS:
+            for B in STAMP_BURSTS:
+                st = cp.zeros(warps * reps * 3, dtype=cp.int64)
+                b.run1(f"{kern}_{B}", 1, 32 * warps, (out, st, np.int32(reps), np.uint32(mask)))
+                s = st.get().reshape(warps, reps, 3)[[w for w in range(warps) if mask >> w & 1]]
+                runs[f"{stamp_label(kern, warps, mask)} B{B}"] = (s - s[:, :, 0].min()).tolist()
+        for kern in ("stamp_lds32cf", "stamp_lds64cf", "stamp_lds128cf", "stamp_lds128bc"):
+            sass[f"{kern}_16"] = _sass_ops(cubin, f"{kern}_16")
+
+    def med(v, i, j):
+        a = np.asarray(v)
+        return float(np.median(a[:, 1:, i] - a[:, 1:, j]))
+    b.write("lds_bursts_order", "absolute issue/complete stamps of every warp's bursts of B shared loads (LDS.32 / "
+            "LDS.64 / LDS.128 conflict-free, LDS.128 broadcast), 16 warps (4 per SMSP) free-running or with a "
+            "__syncthreads before each burst, 1 warp, and 2 or 4 warps on one SMSP",
+            f"stamp_*: clock64 before the burst, after its last issue, after its values are consumed; {reps} reps; "
+            "stamps[warp][rep] = [t0, t1, t2] in SM cycles from the launch's earliest t0, for the warps that run "
+            "bursts; rep 0 is the warm one; value: medians over warps and reps 1.. of t1 - t0 and t2 - t1",
+            {k: {"median_issue": med(v, 1, 0), "median_complete_after_issue": med(v, 2, 1)} for k, v in runs.items()},
+            "cycles", {"stamps": runs, "sass": sass}, clk.summary(), f"{SRC}:stamp_lds*")
+
+
 def bench_queues(b: Bench):
     with ClockSampler() as clk:
         lds1 = _burst_table(b, "lds", 1)
@@ -527,6 +586,11 @@ def ncu_child(cubin, which):
             for B in NCU_BURSTS:
                 args = (out, cyc, np.int32(64)) if kind == "lds" else (g, out, cyc, np.int32(64))
                 launches.append((f"burst_{kind}_{B}", 32, args))
+    elif which == "stamps":
+        out = cp.zeros(1024, dtype=cp.uint32)
+        st = cp.zeros(16 * 16 * 3, dtype=cp.int64)
+        for k, w, m in STAMP_NCU:
+            launches.append((k, 32 * w, (out, st, np.int32(16), np.uint32(m))))
     elif which == "fmakind":
         cyc = cp.zeros(64, dtype=cp.int64)
         for k, t in FMA_KIND_NCU:
@@ -580,6 +644,14 @@ def bench_queue_ncu(b: Bench, cubin, work: Path, only=None):
     if only and "fma_operands" in only:     # just the operand-kind view
         bench_fma_operands_ncu(b, cubin, work)
         return
+    if only and "lds_bursts_order" in only:
+        _ncu_record(b, cubin, work, "stamps", BURST_NCU_METRICS + [ncu_mod.stall_metric(r) for r in (
+                    "not_selected", "barrier", "dispatch_stall")],
+                    [f"{stamp_label(k, w, m)} B16" for k, w, m in STAMP_NCU], "lds_bursts_order_ncu",
+                    "ncu's warp states for stamped shared-load bursts (where the wait for a shared load shows)",
+                    "one launch of each kernel (16 reps) after an unprofiled one", "ratio (per issue)",
+                    f"{SRC}:stamp_lds*")
+        return
     _ncu_record(b, cubin, work, "bursts", BURST_NCU_METRICS,
                 [f"burst_{k}_{B} (1 warp)" for k in ("lds", "ldg") for B in NCU_BURSTS], "queue_stalls_ncu",
                 "ncu warp-state shares of the burst kernels: where mio_throttle / lg_throttle appear",
@@ -611,7 +683,7 @@ BENCHES = {
     "latency_alu": bench_latency_alu, "latency_lds": bench_latency_lds, "latency_memory": bench_latency_memory,
     "queues": bench_queues, "shared_rate": bench_shared_rate, "issue_rate": bench_issue_rate,
     "barrier": bench_barrier, "bandwidth": bench_bandwidth, "fma_operands": bench_fma_operands,
-    "lds_bursts_cf": bench_lds_bursts_cf,
+    "lds_bursts_cf": bench_lds_bursts_cf, "lds_bursts_order": bench_lds_bursts_order,
 }
 
 

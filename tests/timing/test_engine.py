@@ -28,7 +28,7 @@ ARCH = replace(H200, ffma_dependent_latency_cycles=4.0, imad_latency_cycles=4, l
                l1_sectors_per_sm_cycle=16.0, l2_to_l1_bytes_per_sm_cycle=128, bar_sync_release_cycles=1,
                bar_sync_arrive_cycles=0, mio_sm_queue_depth=32, lg_sm_queue_depth=32,
                l2_bandwidth_gbps=1e9, dram_achieved_bandwidth_gbps=1e9,
-               fma_warp_switch_bubble=False, mem_issue_interval_cycles=1, smsp_shared_cycles_per_wavefront=1,
+               fma_warp_switch_bubble=False, mem_issue_interval_cycles=1, warp_shared_cycles_per_wavefront=1,
                smsp_l1_cycles_per_line=1, queue_entry_until_return=False)
 
 
