@@ -46,11 +46,9 @@ class TimingResult:
 
 
 def run_lowered(lw: Lowered, arch: GPU) -> TimingResult:
-    rows = E.pack_rows(lw.cls, lw.unit, lw.lat, lw.wf, lw.sectors, lw.lines, lw.level, lw.gap, lw.line_ptr,
-                       lw.dep, lw.row_warp, lw.op)
     cycles, counts, issue_cycle, finish, ctr, op_counts = E.run(
         lw.warp_start, lw.warp_smsp, lw.warp_cta, lw.cta_warp_start, lw.smsp_warps, lw.smsp_start,
-        rows, lw.line_id, lw.params)
+        lw.rows, lw.line_id, lw.params)
     if ctr[E.K_DEADLOCK]:
         raise GpusimError("timing engine deadlock: some warp waits at a barrier the rest of its CTA never reaches")
     cycles = int(cycles)

@@ -109,7 +109,8 @@ def pack_rows(cls, unit, lat, wf, sectors, lines, level, gap, line_ptr, dep, row
     """The per-row arrays of a Lowered trace as the engine's rows matrix."""
     if max(cls.shape[0], int(line_ptr[-1])) >= 2 ** 31:
         raise ValueError("more than 2^31 rows or lines: the int32 rows matrix cannot index them")
-    rows = np.zeros((cls.shape[0], ROW_STRIDE), np.int32)
+    rows = np.empty((cls.shape[0], ROW_STRIDE), np.int32)
+    rows[:, N_ROW_FIELDS:] = 0
     for col, x in ((R_CLS, cls), (R_UNIT, unit), (R_LAT, lat), (R_WF, wf), (R_SECTORS, sectors),
                    (R_LINES, lines), (R_LEVEL, level), (R_GAP, gap), (R_WARP, row_warp),
                    (R_LINE_LO, line_ptr[:-1]), (R_LINE_HI, line_ptr[1:]), (R_OP, op)):

@@ -10,6 +10,7 @@ of the same warp that produced it (-1 where that warp did not execute it).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -51,6 +52,12 @@ class Lowered:
     trace_row: np.ndarray       # index of each row in the input trace
     params: np.ndarray          # engine.P_* vector
     sampled_rows: int           # rows with weight > 1 (timed once each)
+
+    @cached_property
+    def rows(self) -> np.ndarray:
+        """The engine's packed (n, ROW_STRIDE) int32 row matrix (engine.pack_rows), built once."""
+        return E.pack_rows(self.cls, self.unit, self.lat, self.wf, self.sectors, self.lines, self.level, self.gap,
+                           self.line_ptr, self.dep, self.row_warp, self.op)
 
 
 def _op_tables(opcodes: list[str], arch: GPU):
