@@ -101,11 +101,11 @@ INF = np.int64(1) << 62
 # columns of the rows matrix (int32, one 64-B line per row: a row's fields are read together, and
 # one stream per warp instead of one per field keeps the CPU's prefetchers ahead; ~1.2x faster)
 (R_CLS, R_UNIT, R_LAT, R_WF, R_SECTORS, R_LINES, R_LEVEL, R_GAP, R_DEP, R_DEP1, R_DEP2, R_WARP,
- R_LINE_LO, R_LINE_HI, R_OP, N_ROW_FIELDS) = range(16)
+ R_LINE_LO, R_LINE_HI, R_OP, R_BAR_HOLD, N_ROW_FIELDS) = range(17)
 ROW_STRIDE = 16
 
 
-def pack_rows(cls, unit, lat, wf, sectors, lines, level, gap, line_ptr, dep, row_warp, op):
+def pack_rows(cls, unit, lat, wf, sectors, lines, level, gap, line_ptr, dep, row_warp, op, bar_hold):
     """The per-row arrays of a Lowered trace as the engine's rows matrix."""
     if max(cls.shape[0], int(line_ptr[-1])) >= 2 ** 31:
         raise ValueError("more than 2^31 rows or lines: the int32 rows matrix cannot index them")
@@ -113,7 +113,7 @@ def pack_rows(cls, unit, lat, wf, sectors, lines, level, gap, line_ptr, dep, row
     rows[:, N_ROW_FIELDS:] = 0
     for col, x in ((R_CLS, cls), (R_UNIT, unit), (R_LAT, lat), (R_WF, wf), (R_SECTORS, sectors),
                    (R_LINES, lines), (R_LEVEL, level), (R_GAP, gap), (R_WARP, row_warp),
-                   (R_LINE_LO, line_ptr[:-1]), (R_LINE_HI, line_ptr[1:]), (R_OP, op)):
+                   (R_LINE_LO, line_ptr[:-1]), (R_LINE_HI, line_ptr[1:]), (R_OP, op), (R_BAR_HOLD, bar_hold)):
         rows[:, col] = x
     rows[:, R_DEP:R_DEP + 3] = dep
     return rows
@@ -325,12 +325,15 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                         state[w] = -1
                         n_left -= 1
                         continue
-                elif bar_wait[w] and bar_release[w] > t:
+                elif bar_wait[w] and bar_release[w] > t and rows[pc[w], R_BAR_HOLD] != 0:
+                    # BAR.SYNC.DEFER_BLOCKING: the warp goes on past the barrier and waits for its
+                    # release at the first memory or control instruction
                     st, wk = S_BARRIER, bar_release[w]   # INF: the last arrival sets it
                 elif next_ok[w] > t:
                     st, wk = S_WAIT, next_ok[w]         # ptxas's stall count of its last instruction
                 else:
-                    bar_wait[w] = False
+                    if bar_release[w] <= t:
+                        bar_wait[w] = False
                     r = pc[w]
                     sb = -1
                     dep_wk = INF

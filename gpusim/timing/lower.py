@@ -52,23 +52,29 @@ class Lowered:
     trace_row: np.ndarray       # index of each row in the input trace
     params: np.ndarray          # engine.P_* vector
     sampled_rows: int           # rows with weight > 1 (timed once each)
+    bar_hold: np.ndarray = None  # 1: the row waits for a pending barrier's release (memory, control)
 
     @cached_property
     def rows(self) -> np.ndarray:
         """The engine's packed (n, ROW_STRIDE) int32 row matrix (engine.pack_rows), built once."""
         return E.pack_rows(self.cls, self.unit, self.lat, self.wf, self.sectors, self.lines, self.level, self.gap,
-                           self.line_ptr, self.dep, self.row_warp, self.op)
+                           self.line_ptr, self.dep, self.row_warp, self.op, self.bar_hold)
 
 
 def _op_tables(opcodes: list[str], arch: GPU):
-    """Per opcode id: engine class, math pipe, fixed latency."""
+    """Per opcode id: engine class, math pipe, fixed latency, and whether it waits for a pending
+    barrier (BAR.SYNC.DEFER_BLOCKING lets a warp past the barrier until a memory, control (CBU) or
+    ADU instruction: ncu's PC samples put barrier stalls at the LDS / BRA after it, with integer and
+    uniform ops issued in between; micro/lds_bursts_order.json, the clock read after the barrier)."""
     n = len(opcodes)
+    hold = np.zeros(n, np.int8)
     cls = np.full(n, E.C_FIXED, np.int8)
     unit = np.full(n, E.U_NONE, np.int8)
     lat = np.full(n, arch.other_latency_cycles, np.int32)
     fma_lat = int(round(arch.ffma_dependent_latency_cycles))
     for i, name in enumerate(opcodes):
         op = TABLE[TABLE.id(name)]
+        hold[i] = op.space != 0 or op.pipe in ("cbu", "adu") or op.is_barrier
         if op.space == SPACE_SHARED:
             cls[i] = E.C_STS if op.is_store else E.C_LDS
             # a shared load's "latency" column holds the registers it writes per lane (engine R_LAT)
@@ -87,7 +93,7 @@ def _op_tables(opcodes: list[str], arch: GPU):
             unit[i], lat[i] = E.U_ALU, arch.alu_latency_cycles
         elif op.pipe == "xu":
             unit[i], lat[i] = E.U_XU, arch.xu_latency_cycles
-    return cls, unit, lat
+    return cls, unit, lat, hold
 
 
 POLICIES = {"gto": E.POLICY_GTO, "gto-oldest": E.POLICY_GTO_OLDEST, "lrr": E.POLICY_LRR}
@@ -213,7 +219,7 @@ def lower(trace: Trace, arch: GPU, ctas=None, global_level=None, policy: str = "
         ok = src >= 0
         dep[ok, j] = row_of[base[ok] + src[ok]]
 
-    op_cls, op_unit, op_lat = _op_tables(list(trace.opcodes), arch)
+    op_cls, op_unit, op_lat, op_hold = _op_tables(list(trace.opcodes), arch)
     ops = rows["op"][take].astype(np.int64)
     level = np.full(n, LEVEL_L2, np.int8)
     if global_level is not None:
@@ -231,4 +237,5 @@ def lower(trace: Trace, arch: GPU, ctas=None, global_level=None, policy: str = "
         lines=rows["lines"][take].astype(np.int64), level=level, gap=gap,
         line_ptr=line_ptr, line_id=line_id,
         dep=dep, op=ops, opcodes=list(trace.opcodes), row_warp=row_warp, trace_row=take.astype(np.int64),
-        params=engine_params(arch, policy, active_sms, bool(stall_counts)), sampled_rows=int((rows["weight"][take] > 1).sum()))
+        params=engine_params(arch, policy, active_sms, bool(stall_counts)), sampled_rows=int((rows["weight"][take] > 1).sum()),
+        bar_hold=op_hold[ops])

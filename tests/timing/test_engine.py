@@ -141,26 +141,41 @@ def test_bank_conflicted_lds_costs_32_pipe_cycles():
 
 
 @pytest.mark.parametrize("release, w0_issue, w1_issue, cycles", [
-    (1, [0, 4, 8, 9, 12], [0, 10], 13),
-    (5, [0, 4, 8, 9, 14], [0, 14], 15),
+    (1, [0, 4, 8, 9, 12], [0, 1, 10], 13),
+    (5, [0, 4, 8, 9, 12], [0, 1, 14], 15),
 ])
 def test_barrier_across_warps(release, w0_issue, w1_issue, cycles):
     """Warp 0: FFMA chain at 0, 4, 8, then BAR at 9, then an FFMA reading the chain's end
-    (ready at 12). Warp 1: BAR at 0, then an FFMA. The last arrival (9) releases both at
-    9 + release; warp 1 waits in `barrier` until then."""
+    (ready at 12). Warp 1: BAR at 0, an IADD3, then a BRA. The last arrival (9) releases both at
+    9 + release. BAR.SYNC.DEFER_BLOCKING: a warp goes on past a pending barrier until a memory or
+    control instruction, so warp 1's IADD3 issues at 1 and its BRA waits in `barrier` until the
+    release; warp 0's FFMA does not wait for it."""
     arch = replace(ARCH, bar_sync_release_cycles=release)
     res = simulate_sm(make_trace([
         row(0, "FFMA", 0), row(0, "FFMA", 1, (0,)), row(0, "FFMA", 2, (1,)), row(0, "BAR.SYNC", 3),
         row(0, "FFMA", 4, (2,)),
-        row(1, "BAR.SYNC", 3), row(1, "FFMA", 4)]), arch)
+        row(1, "BAR.SYNC", 3), row(1, "IADD3", 4), row(1, "BRA", 5)]), arch)
     assert res.issue_cycle.tolist() == w0_issue + w1_issue
     assert res.cycles == cycles
     rel = 9 + release
-    assert states(res, 1) == {"selected": 2, "barrier": rel - 1}
-    w0 = {"selected": 5, "wait": 6 + max(0, 12 - rel)}
-    if rel > 10:
-        w0["barrier"] = rel - 10
-    assert states(res, 0) == w0
+    assert states(res, 1) == {"selected": 3, "barrier": rel - 2}
+    assert states(res, 0) == {"selected": 5, "wait": 8}
+    check_invariants(res)
+
+
+def test_memory_instruction_waits_for_a_pending_barrier():
+    """After its BAR at 0, warp 1 issues an IADD3 at 1 but its LDS waits for the release (last
+    arrival: warp 0's BAR at 9, after five IADD3 one per alu_issue_interval = 2 cycles; release
+    9 + 12 = 21): micro/lds_bursts_order.json's clock read after __syncthreads and ncu's barrier
+    samples on the LDS after BAR.SYNC.DEFER_BLOCKING."""
+    arch = replace(ARCH, bar_sync_release_cycles=12)
+    res = simulate_sm(make_trace([
+        row(0, "IADD3", 0), row(0, "IADD3", 1), row(0, "IADD3", 2), row(0, "IADD3", 3), row(0, "IADD3", 4),
+        row(0, "BAR.SYNC", 5),
+        row(1, "BAR.SYNC", 5), row(1, "IADD3", 6), row(1, "LDS", 7, wf=1)]), arch)
+    w1 = res.issue_cycle[res.row_warp == 1].tolist()
+    assert w1 == [0, 1, 21]
+    assert states(res, 1)["barrier"] == 19
     check_invariants(res)
 
 
