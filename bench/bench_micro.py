@@ -1,0 +1,92 @@
+"""The engine against the shared-memory and L2 microbenchmarks it is calibrated on (calibration, not
+validation): for each recorded configuration, the H200's figure and the engine's, rebuilt from the
+kernels' SASS as the tests do (tests/timing/test_shared_return.py, test_l2_path.py).
+
+  lds_bursts_order.json: per configuration, cycles per rep (the loop), the median warp's issue
+  time (t1 - t0) and its wait for the last value (t2 - t1); l2_requests.json: SM cycles per request
+  (one warp per SMSP, where clock64 is the SM's own time).
+Usage: python bench/bench_micro.py [--only lds|l2]
+"""
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from gpusim.arch.presets import H200  # noqa: E402
+from gpusim.timing import simulate_sm, LEVEL_L1, LEVEL_L2  # noqa: E402
+from tests.timing.test_shared_return import stamped_trace, REPS  # noqa: E402
+from tests.timing.test_l2_path import l2_trace  # noqa: E402
+
+MICRO = ROOT / "traces" / "hw" / "h200" / "micro"
+
+
+def _stamps(name):
+    """Engine stamps (warp, rep, 3) for a lds_bursts_order configuration name, or None."""
+    kern, nw, *rest = name.split()
+    B = int(rest[-1][1:])
+    V = 1 if "lds32" in kern else 2 if "lds64" in kern else 4
+    if "sync" in kern:
+        return None                    # the engine's trace has no per-burst __syncthreads
+    n = int(nw[:-1])
+    warps = [4 * i for i in range(n)] if "smsp0" in rest else list(range(n))
+    t = stamped_trace(V, B, warps, broadcast="bc" in kern)
+    res = simulate_sm(t, H200, global_level=np.full(len(t), LEVEL_L1, np.int8))
+    ops = np.array(t.opcodes)[t.rows["op"][res.trace_row]]
+    wrp = t.rows["warp"][res.trace_row]
+    return np.array([res.issue_cycle[np.flatnonzero((ops == "CS2R") & (wrp == w))].reshape(REPS, 3)
+                     for w in warps])
+
+
+def _summary(s):
+    s = np.asarray(s, float)
+    loop = (s[:, 15, 0].min() - s[:, 2, 0].min()) / 13
+    return loop, np.median(s[:, 1:, 1] - s[:, 1:, 0]), np.median(s[:, 1:, 2] - s[:, 1:, 1])
+
+
+def lds():
+    rec = json.loads((MICRO / "lds_bursts_order.json").read_text())["details"]["stamps"]
+    print(f"{'lds_bursts_order':30s} {'loop H200':>9s} {'sim':>6s} {'issue H200':>10s} {'sim':>6s} "
+          f"{'t2-t1 H200':>10s} {'sim':>6s}")
+    errs = []
+    for name in sorted(rec):
+        sim = _stamps(name)
+        if sim is None:
+            continue
+        h, e = _summary(rec[name]), _summary(sim)
+        errs.append(e[0] / h[0] - 1)
+        print(f"{name:30s} {h[0]:9.0f} {e[0]:6.0f} {h[1]:10.0f} {e[1]:6.0f} {h[2]:10.0f} {e[2]:6.0f}", flush=True)
+    print(f"loop time: median error {100 * np.median(errs):+.1f} %, median |error| "
+          f"{100 * np.median(np.abs(errs)):.1f} % over {len(errs)} configurations\n")
+
+
+def l2():
+    rows = json.loads((MICRO / "l2_requests.json").read_text())["details"]["rows"]
+    print(f"{'l2_requests (ld.global.ca, 4 warps/SM)':40s} {'H200':>8s} {'sim':>8s}  cycles per request")
+    for r in rows:
+        if r["load"] != "ld.global.ca" or r["warps_per_sm"] != 4:
+            continue
+        D = r["distinct_lines_per_request"]
+        t = l2_trace(4, D)
+        ops = np.array(t.opcodes)[t.rows["op"]]
+        lvl = np.where(np.char.startswith(ops.astype(str), "LDG"), LEVEL_L2, LEVEL_L1).astype(np.int8)
+        res = simulate_sm(t, H200, global_level=lvl, active_sms=H200.sm_count)
+        print(f"{'D = ' + str(D) + ' lines':40s} {r['cycles_per_request_clock64']:8.2f} {res.cycles / (4 * 32 * 8):8.2f}")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--only", choices=("lds", "l2"))
+    a = ap.parse_args()
+    if a.only in (None, "lds"):
+        lds()
+    if a.only in (None, "l2"):
+        l2()
+
+
+if __name__ == "__main__":
+    main()
