@@ -208,7 +208,8 @@ BURSTS_W(1) BURSTS_W(2) BURSTS_W(4) BURSTS_W(6) BURSTS_W(8) BURSTS_W(10) BURSTS_
 // reads the same address (a broadcast: one wavefront, V registers written per lane); SYNC = 1: a
 // __syncthreads before every burst, so the warps start each burst together, as a tiled kernel's
 // warps do after its barrier; else only the warps in `mask` run bursts (warp w is on SMSP w % 4).
-// stamps[((warp * reps) + rep) * 3 + {0, 1, 2}] = {t0, t1, t2}.
+// stamps[((warp * reps) + rep) * 3 + {0, 1, 2}] = {t0, t1, t2}. (Its own loop, not timed_bursts with
+// a flag: the recorded burst_* kernels keep the SASS their records were made with.)
 template <int B, int V, int SYNC, int BC>
 __device__ __forceinline__ void stamped_lds(unsigned *out, long long *stamps, int reps, unsigned mask) {
   __shared__ __align__(16) unsigned s[32 * 4 * 16];
