@@ -11,7 +11,8 @@ Model (all times integer SM cycles; `t` is the current cycle):
     one issued last, in circular order.
   * A warp's next instruction is eligible when (checked in this order, the first
     failing check names the warp's state):
-      barrier      - it is not waiting at BAR.SYNC;
+      barrier      - it is not waiting at BAR.SYNC (BAR.SYNC.DEFER_BLOCKING: only a memory,
+                     control or ADU instruction waits for the release; others issue past it);
       scoreboard   - every producer it reads has its result (ready[producer] <= t); a
                      missing global-load result is long_scoreboard, a shared-load one
                      short_scoreboard, any other wait; with several, that order wins;
@@ -37,14 +38,17 @@ Model (all times integer SM cycles; `t` is the current cycle):
     writes into the stall count of back-to-back memory instructions).
   * A queue entry counts against the MIO/LG depths from its issue until its data returns
     (ready), or until the pipe takes it when queue_entry_until_return is off.
-  * Each SMSP feeds the shared pipe / L1TEX data stage at most one wavefront / line per
-    smsp_cpw cycles (micro: 2); the SM's pipe takes one per cycle; a shared load is ready at
-    start + smsp_cpw * (wavefronts - 1) + lds_latency, a global one likewise with lines.
+  * Each SMSP feeds the L1TEX data stage at most one line per smsp_l1_cpl cycles (micro: 2);
+    the SM's stage takes one per cycle; a global load is ready at
+    start + smsp_l1_cpl * (lines - 1) + its level's latency.
   * Fixed-latency results: ready = issue + latency.
   * Shared memory: the SM's shared pipe takes the oldest head of the four MIO queues
     (ties: lowest SMSP) when free, in the same cycle it was issued at the earliest, and
-    is busy for `wavefronts` cycles; a load's result is ready at
-    start + wavefronts - 1 + lds_latency (so an uncontended LDS costs lds_latency).
+    is busy for max(wavefronts, ceil(V / shared_wb)) cycles (V: registers a load writes per
+    lane, R_LAT of an LDS row; shared_wb = 2 written back per cycle). The warp's own return
+    path then delivers it in n = max(shared_cpw * wavefronts, wavefronts * V) cycles after
+    its previous load's (shared_cpw = 2): ready at start' + n - n / wavefronts + lds_latency
+    (so an uncontended LDS.32 costs lds_latency; one warp's conflict-free LDS.128 16 cycles).
   * Global memory: the L1TEX stage takes the oldest LG queue head when free, busy for
     max(ceil(sectors / l1_sectors_per_cycle), ceil(lines / l1_lines_per_cycle), 1) cycles:
     the tag stage takes 16 sectors a cycle, the data stage one 128-B line a cycle.
@@ -327,7 +331,7 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                         continue
                 elif bar_wait[w] and bar_release[w] > t and rows[pc[w], R_BAR_HOLD] != 0:
                     # BAR.SYNC.DEFER_BLOCKING: the warp goes on past the barrier and waits for its
-                    # release at the first memory or control instruction
+                    # release at the first memory, control or ADU instruction
                     st, wk = S_BARRIER, bar_release[w]   # INF: the last arrival sets it
                 elif next_ok[w] > t:
                     st, wk = S_WAIT, next_ok[w]         # ptxas's stall count of its last instruction

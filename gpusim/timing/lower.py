@@ -52,7 +52,7 @@ class Lowered:
     trace_row: np.ndarray       # index of each row in the input trace
     params: np.ndarray          # engine.P_* vector
     sampled_rows: int           # rows with weight > 1 (timed once each)
-    bar_hold: np.ndarray = None  # 1: the row waits for a pending barrier's release (memory, control)
+    bar_hold: np.ndarray        # 1: the row waits for a pending barrier's release (memory, control, ADU)
 
     @cached_property
     def rows(self) -> np.ndarray:
