@@ -4,8 +4,9 @@ kernels' SASS as the tests do (tests/timing/test_shared_return.py, test_l2_path.
 
   lds_bursts_order.json: per configuration, cycles per rep (the loop), the median warp's issue
   time (t1 - t0) and its wait for the last value (t2 - t1); l2_requests.json: SM cycles per request
-  (one warp per SMSP, where clock64 is the SM's own time).
-Usage: python bench/bench_micro.py [--only lds|l2]
+  (one warp per SMSP, where clock64 is the SM's own time); tile_loads.json: cycles per K tile of
+  regblock's staging loop (tests/timing/test_tile_loads.py), 2048^2, every global load an L2 hit.
+Usage: python bench/bench_micro.py [--only lds|l2|tile]
 """
 import argparse
 import json
@@ -21,6 +22,7 @@ from gpusim.arch.presets import H200  # noqa: E402
 from gpusim.timing import simulate_sm, LEVEL_L1, LEVEL_L2  # noqa: E402
 from tests.timing.test_shared_return import stamped_trace, REPS  # noqa: E402
 from tests.timing.test_l2_path import l2_trace  # noqa: E402
+from tests.timing.test_tile_loads import REC as TILE_REC, tile_cycles  # noqa: E402
 
 MICRO = ROOT / "traces" / "hw" / "h200" / "micro"
 
@@ -78,14 +80,26 @@ def l2():
         print(f"{'D = ' + str(D) + ' lines':40s} {r['cycles_per_request_clock64']:8.2f} {res.cycles / (4 * 32 * 8):8.2f}")
 
 
+def tile():
+    print(f"\n{'tile_loads (2048^2, 4 CTAs x 4 warps per SM)':46s} {'H200':>8s} {'sim':>8s}  cycles per tile")
+    for r in TILE_REC["details"]["rows"]:
+        if r["size"] != 2048 or r["mode"] == "loads":      # (mode "loads" is not modelled)
+            continue
+        sim = tile_cycles(r["ffma_per_thread_per_tile"] // 8, stores_only=r["mode"] == "sts")
+        label = f"{r['mode']}, {r['ffma_per_thread_per_tile']} FFMA/thread"
+        print(f"{label:46s} {r['cycles_per_tile_median']:8.0f} {sim:8.0f}")
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--only", choices=("lds", "l2"))
+    ap.add_argument("--only", choices=("lds", "l2", "tile"))
     a = ap.parse_args()
     if a.only in (None, "lds"):
         lds()
     if a.only in (None, "l2"):
         l2()
+    if a.only in (None, "tile"):
+        tile()
 
 
 if __name__ == "__main__":
