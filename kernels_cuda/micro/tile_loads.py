@@ -18,9 +18,10 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1]))
-RUNS = tuple((m, n, w) for m in (0, 1, 2) for n, w in ((2048, 0), (2048, 64), (4096, 0), (4096, 64)) if m == 0 or n == 2048)
+RUNS = tuple((m, n, w) for m in (0, 1, 2, 3) for n, w in ((2048, 0), (2048, 64), (4096, 0), (4096, 64))
+             if m == 0 or n == 2048)
 TILES = 256
-MODES = ("loads+sts", "loads", "sts")
+MODES = ("loads+sts", "loads", "sts", "loads+sts phases")
 NCU_RUNS = ((0, 2048, 0), (1, 2048, 0), (0, 2048, 64), (0, 4096, 64))
 NCU_METRICS = ["sm__cycles_elapsed.avg", "dram__bytes_read.sum", "lts__t_sector_hit_rate.pct",
                "lts__t_sectors_srcunit_tex_op_read.sum", "lts__t_requests_srcunit_tex_op_read.sum",
@@ -54,8 +55,30 @@ def run_on_gpu(out: Path):
         ncu_rows[f"{mode} {size} {work}"] = got[-1]["metrics"] if got else None
         if not got:
             print(p.stdout[-1500:], p.stderr[-1500:])
+    # where the warps of mode 3 (2048, no work) wait, per SASS instruction: ncu's PC samples
+    from gpusim.hw.pcsamp import samples_per_pc
+    rep = out / "tile_pcsamp"
+    p = subprocess.run([ncu, "--clock-control", "none", "--kernel-name", "tile_loads3", "--launch-skip", "1",
+                        "--launch-count", "1", "--section", "SourceCounters", "--section", "WarpStateStats",
+                        "--import-source", "no", "-f", "-o", str(rep), str(exe), "2048", "0", str(TILES), "3"],
+                       capture_output=True, text=True)
+    pcsamp = None
+    if p.returncode == 0:
+        _, per_pc, totals = samples_per_pc(str(rep) + ".ncu-rep", ncu)
+        dump = subprocess.run(["cuobjdump", "--dump-sass", "--function", "tile_loads3", str(exe)], capture_output=True,
+                              text=True).stdout
+        text = {}
+        for ln in dump.splitlines():     # "/*0120*/  LDG.E R4, desc[...] ;" -> {"0x0120": "LDG.E R4, ..."}
+            ln = ln.strip()
+            if ln.startswith("/*") and "*/" in ln and ";" in ln:
+                off = ln[2:ln.index("*/")]
+                if all(c in "0123456789abcdef" for c in off):
+                    text[f"0x{int(off, 16):04x}"] = ln.split("*/", 1)[1].split(";")[0].strip()
+        pcsamp = {"samples_per_pc": per_pc, "totals": totals, "sass": text}
+    else:
+        print(p.stdout[-1500:], p.stderr[-1500:])
     nv = subprocess.run(["nvcc", "--version"], capture_output=True, text=True).stdout.strip().splitlines()
-    (out / "tile_raw.json").write_text(json.dumps({
+    (out / "tile_raw.json").write_text(json.dumps({"pcsamp_mode3_2048": pcsamp,
         "date": utc_now(), "smi": smi_query(), "nvcc": nv[-1] if nv else "", "sass": ops, "lines": lines,
         "ncu": ncu_rows, "ncu_command": f"{ncu} --clock-control none --kernel-name regex:tile_loads --csv --page raw "
         "--metrics <see details.metrics> tile_bin SIZE WORK 256 MODE",
@@ -95,7 +118,7 @@ def record(dir_: Path, dest: Path):
         "unit": "cycles (SM clock64)",
         "value": {f"{r['mode']}_{r['size']}_ffma{r['ffma_per_thread_per_tile']}": r["load_wait_p50"] for r in rows},
         "ncu_command": raw.get("ncu_command"),
-        "details": {"rows": rows, "metrics": NCU_METRICS},
+        "details": {"rows": rows, "metrics": NCU_METRICS, "pcsamp_mode3_2048": raw.get("pcsamp_mode3_2048")},
     }
     dest.write_text(json.dumps(rec, indent=1))
     for r in rows:
