@@ -89,7 +89,7 @@ def run_lowered(lw: Lowered, arch: GPU) -> TimingResult:
 
 def simulate_sm(trace: Trace, arch: str | GPU = "h200", ctas=None, *, policy: str = "gto",
                 global_level=None, active_sms: int | None = None,
-                stall_counts: dict | None = None) -> TimingResult:
+                stall_counts: dict | None = None, scoreboards: dict | None = None) -> TimingResult:
     """Time the rows of `ctas` (trace CTA ids, default all) as CTAs resident together on one SM.
 
     The caller chooses how many CTAs are resident (occupancy); all launch at cycle 0.
@@ -99,9 +99,10 @@ def simulate_sm(trace: Trace, arch: str | GPU = "h200", ctas=None, *, policy: st
     global_level: per trace row, where a global load hits (LEVEL_L1/L2/DRAM); default L2.
     active_sms: SMs sharing the chip's L2/DRAM bandwidth (default: all the preset's SMs).
     stall_counts: ptxas's stall counts of the kernel (control_codes.stall_table); default none.
+    scoreboards: ptxas's dependency barriers per load class (control_codes.scoreboard_table).
     """
     gpu = get_arch(arch)
-    return run_lowered(lower(trace, gpu, ctas, global_level, policy, active_sms, stall_counts), gpu)
+    return run_lowered(lower(trace, gpu, ctas, global_level, policy, active_sms, stall_counts, scoreboards), gpu)
 
 
 __all__ = ["simulate_sm", "TimingResult", "lower", "Lowered", "run_lowered", "STATES", "N_STATES",

@@ -95,7 +95,7 @@ U_NONE, U_FMA, U_HEAVY, U_ALU, U_XU = range(5)
  P_L1_LAT, P_L2_LAT, P_DRAM_LAT, P_L1_SECTORS, P_FILL_BYTES, P_SECTOR_BYTES, P_BAR_RELEASE,
  P_POLICY, P_MIO_SM_DEPTH, P_LG_SM_DEPTH, P_L1_LINES, P_BAR_ARRIVE, P_L2_SHARE_FP, P_DRAM_SHARE_FP,
  P_SWITCH_FMA, P_MEM_ISSUE_IV, P_WARP_SHARED_CPW, P_SMSP_L1_CPL, P_QUEUE_AT_RETURN, P_SHARED_WB,
- N_PARAMS) = range(27)
+ P_SB_GLOBAL, P_SB_SHARED, N_PARAMS) = range(29)
 FP = 256              # sub-cycle units of the L2 / DRAM bandwidth servers
 POLICY_GTO, POLICY_LRR, POLICY_GTO_OLDEST = 0, 1, 2
 # counters vector
@@ -134,6 +134,58 @@ def _oldest_head(buf, head, cnt, issue_cycle, smsp_free, t):
             if ti < best_t:
                 best, best_t = s, ti
     return best
+
+
+N_SB = 6          # dependency barriers per warp (sm_90 control codes: SB0-SB5)
+
+
+@njit(cache=True)
+def _sb_issue(r, w, c, rows, sb_k, sb_claim, sb_untaken, sb_ready, sb_gen, sb_last, row_sb, row_gen):
+    """Row r of warp w issues: the barriers its producers sit on are cleared (it waited for them),
+    and a global / shared load claims a free barrier of its class while the class has fewer than
+    sb_k, else joins the class's latest one (ptxas's allocation: its counters are shared)."""
+    for j in range(3):
+        d = rows[r, R_DEP + j]
+        if d >= 0 and row_sb[d] >= 0 and row_gen[d] == sb_gen[w, row_sb[d]]:
+            b = row_sb[d]
+            cls = sb_claim[w, b]
+            sb_claim[w, b] = 0
+            sb_untaken[w, b] = 0
+            sb_ready[w, b] = 0
+            sb_gen[w, b] += 1
+            if cls > 0 and sb_last[w, cls] == b:
+                sb_last[w, cls] = -1
+    k = 1 if c == C_LDG else (2 if c == C_LDS else 0)
+    if k == 0 or sb_k[k] <= 0:
+        return
+    held = 0
+    free = -1
+    for b in range(N_SB):
+        if sb_claim[w, b] == k:
+            held += 1
+        elif sb_claim[w, b] == 0 and free < 0:
+            free = b
+    if held < sb_k[k] and free >= 0:
+        b = free
+        sb_claim[w, b] = k
+        sb_last[w, k] = b
+    elif sb_last[w, k] >= 0:
+        b = sb_last[w, k]
+    else:
+        return              # every barrier held by the other class: no barrier (waits on its own data)
+    row_sb[r] = b
+    row_gen[r] = sb_gen[w, b]
+    sb_untaken[w, b] += 1
+
+
+@njit(cache=True, inline="always")
+def _sb_taken(r, w, rdy, row_sb, row_gen, sb_gen, sb_untaken, sb_ready):
+    """The pipe took load r: its barrier counts one fewer untaken load and its data return."""
+    b = row_sb[r]
+    if row_gen[r] == sb_gen[w, b]:
+        sb_untaken[w, b] -= 1
+        if rdy > sb_ready[w, b]:
+            sb_ready[w, b] = rdy
 
 
 @njit(cache=True)
@@ -232,6 +284,19 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
     grant = np.zeros(n_smsp, np.int64)            # arbiter: q granted, -q refused, 0 not asked
 
     ready = np.full(n_rows, INF, np.int64)
+    # ptxas's dependency barriers (scoreboards): 6 per warp, counters shared by the loads ptxas puts
+    # on one; sb_k[class] of them go to global (1) / shared (2) loads, the rest share the last one
+    # claimed; 0 = off (every load its own barrier, the consumer waits for its producer only)
+    sb_k = np.zeros(3, np.int64)
+    sb_k[1], sb_k[2] = params[P_SB_GLOBAL], params[P_SB_SHARED]
+    sb_on = sb_k[1] > 0 or sb_k[2] > 0
+    sb_claim = np.zeros((n_warps, N_SB), np.int64)      # class holding each barrier (0 free)
+    sb_untaken = np.zeros((n_warps, N_SB), np.int64)    # its loads the pipe has not taken yet
+    sb_ready = np.zeros((n_warps, N_SB), np.int64)      # the latest data return among the taken ones
+    sb_gen = np.zeros((n_warps, N_SB), np.int64)        # bumped each time a consumer clears it
+    sb_last = np.full((n_warps, 3), -1, np.int64)       # each class's latest claimed barrier
+    row_sb = np.full(n_rows if sb_on else 1, -1, np.int64)
+    row_gen = np.zeros(n_rows if sb_on else 1, np.int64)
     issue_cycle = np.full(n_rows, -1, np.int64)
     pc = warp_start[:-1].copy()
     counts = np.zeros((n_warps, N_STATES), np.int64)
@@ -343,12 +408,19 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                     dep_wk = INF
                     for j in range(3):
                         d = rows[r, R_DEP + j]
-                        if d >= 0 and ready[d] > t:
+                        if d < 0:
+                            continue
+                        rdy = ready[d]
+                        if sb_on and row_sb[d] >= 0 and row_gen[d] == sb_gen[w, row_sb[d]]:
+                            # the barrier counts every load put on it so far: wait for all of them
+                            b = row_sb[d]
+                            rdy = INF if sb_untaken[w, b] > 0 else max(rdy, sb_ready[w, b])
+                        if rdy > t:
                             c = rows[d, R_CLS]
                             why = S_LONG_SB if c == C_LDG else (S_SHORT_SB if c == C_LDS else S_WAIT)
                             if sb == -1 or why == S_LONG_SB or (why == S_SHORT_SB and sb == S_WAIT):
                                 sb = why
-                            dep_wk = min(dep_wk, ready[d])   # INF: still queued; the pipes wake us
+                            dep_wk = min(dep_wk, rdy)   # INF: still queued; the pipes wake us
                     c = rows[r, R_CLS]
                     if sb != -1:
                         st, wk = sb, dep_wk                # INF: the pipe taking the load sets it
@@ -493,6 +565,8 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
             smsp_last_t[s] = t
             smsp_last_w[s] = w
             c = rows[r, R_CLS]
+            if sb_on:
+                _sb_issue(r, w, c, rows, sb_k, sb_claim, sb_untaken, sb_ready, sb_gen, sb_last, row_sb, row_gen)
             if c == C_FIXED:
                 ready[r] = t + rows[r, R_LAT]
                 u = rows[r, R_UNIT]
@@ -572,6 +646,8 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                 warp_shared_free[w] = t_w + n_warp
                 counters[K_SHARED_BUSY] += n          # wavefronts, as ncu counts them
                 rel = _taken(r, s, t, done, at_return, ready, mio_ret, mio_rn, rows, pending_mem, mem_done, recheck)
+                if sb_on and row_sb[r] >= 0:
+                    _sb_taken(r, w, ready[r], row_sb, row_gen, sb_gen, sb_untaken, sb_ready)
                 mio_nr = min(mio_nr, rel)
                 wake = min(wake, done)
         for s in range(n_smsp):
@@ -621,6 +697,8 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                     ready[r] = fill_at
                     mem_done[rows[r, R_WARP]] = max(mem_done[rows[r, R_WARP]], fill_at)
                     wake = min(wake, fill_at)
+                if sb_on and row_sb[r] >= 0:
+                    _sb_taken(r, rows[r, R_WARP], ready[r], row_sb, row_gen, sb_gen, sb_untaken, sb_ready)
                 lg_nr = min(lg_nr, rel)
                 wake = min(wake, done)
         for s in range(n_smsp):

@@ -46,7 +46,7 @@ from gpusim.estimate.simulate import allocate, run_cta
 from gpusim.kernel.context import Sampler
 from gpusim.kernel.spec import get_kernel
 from gpusim.timing import simulate_sm, TimingResult
-from gpusim.timing.control_codes import stall_table
+from gpusim.timing.control_codes import scoreboard_table, stall_table
 from gpusim.timing.states import STATES, stall_metric
 from gpusim.trace.trace import Trace
 
@@ -173,9 +173,11 @@ def build_window(result, block_idx: list, window: int | None, seed: int = 0):
     return Trace.concat(traces), trips
 
 
-def _time(trace: Trace, gpu: GPU, levels: _Levels, active_sms: int, stalls=None):
+def _time(trace: Trace, gpu: GPU, levels: _Levels, active_sms: int, ptxas=None):
+    """ptxas: (stall counts, scoreboards) of the kernel's SASS (control_codes), None for none."""
+    counts, boards = ptxas if ptxas else (None, None)
     return simulate_sm(trace, gpu, global_level=levels(trace, gpu), active_sms=active_sms,
-                       stall_counts=stalls)
+                       stall_counts=counts, scoreboards=boards)
 
 
 def _resident(result, gpu: GPU, r: int) -> list:
@@ -212,10 +214,10 @@ def _extrapolate_ops(a: dict, b: dict, f: float) -> dict:
 
 
 def time_round(result, gpu: GPU, r: int, levels: _Levels, windows=(W1, W2), full: bool = False,
-               stalls=None):
+               ptxas=None):
     """(cycles, state-cycles+issued vector, trips, per_trip, timing, block_idx, op_states) of one
     round of r resident CTAs; full=True times every trip (the reference for the sampling test).
-    stalls: ptxas's stall counts (control_codes.stall_table), None for none. op_states: the
+    ptxas: the SASS's stall counts and scoreboards (control_codes), None for none. op_states: the
     state cycles by opcode waited at, extrapolated like the vector."""
     w1, w2 = windows
     bidx = _resident(result, gpu, r)
@@ -223,17 +225,17 @@ def time_round(result, gpu: GPU, r: int, levels: _Levels, windows=(W1, W2), full
     n_sm = min(gx * gy * gz, gpu.sm_count)       # SMs sharing the L2 and DRAM bandwidth
     if full:
         tr, trips = build_window(result, bidx, None)
-        t = _time(tr, gpu, levels, n_sm, stalls)
+        t = _time(tr, gpu, levels, n_sm, ptxas)
         return float(t.cycles), _state_vec(t), trips, None, t, bidx, t.op_state_cycles
     tr1, trips = build_window(result, bidx, w1)
-    t1 = _time(tr1, gpu, levels, n_sm, stalls)
+    t1 = _time(tr1, gpu, levels, n_sm, ptxas)
     if trips <= w2:
         if trips > w1:
             tr, _ = build_window(result, bidx, None)
-            t1 = _time(tr, gpu, levels, n_sm, stalls)
+            t1 = _time(tr, gpu, levels, n_sm, ptxas)
         return float(t1.cycles), _state_vec(t1), trips, None, t1, bidx, t1.op_state_cycles
     tr2, _ = build_window(result, bidx, w2)
-    t2 = _time(tr2, gpu, levels, n_sm, stalls)
+    t2 = _time(tr2, gpu, levels, n_sm, ptxas)
     per_trip = (t2.cycles - t1.cycles) / (w2 - w1)
     v1, v2 = _state_vec(t1), _state_vec(t2)
     # a state that shrinks between the two windows (a start-up transient, e.g. drain) is
@@ -248,7 +250,7 @@ W0 = 4     # trips of the window that gives the first round's CTA finish order: 
            # 4 trips (coalesced 0.84 / 0.88 / 0.88 at 2 / 4 / 8; the others within 0.02 of 8 trips)
 
 
-def slot_finish(result, gpu: GPU, r: int, stalls=None) -> list:
+def slot_finish(result, gpu: GPU, r: int, ptxas=None) -> list:
     """When each of the r CTAs that start together on an SM finishes, as a fraction of the last
     (oldest first), from a W0-trip window timed with every L1 miss an L2 hit; the L2 model's
     "phased" schedule starts from it. The H200's first waves (traces/hw/h200/ctasched/, 4096) finish
@@ -264,7 +266,7 @@ def slot_finish(result, gpu: GPU, r: int, stalls=None) -> list:
     bidx = _resident(result, gpu, r)
     gx, gy, gz = result.grid
     tr, _ = build_window(result, bidx, W0)
-    t = _time(tr, gpu, _Levels(result, gpu, True, l2_hits_only=True), min(gx * gy * gz, gpu.sm_count), stalls)
+    t = _time(tr, gpu, _Levels(result, gpu, True, l2_hits_only=True), min(gx * gy * gz, gpu.sm_count), ptxas)
     fin = [float(t.warp_retire[t.warps[:, 0] == c].max()) for c in np.unique(t.warps[:, 0])]
     last = max(fin) or 1.0
     return [f / last for f in fin]
@@ -295,13 +297,13 @@ def predict(result, arch: str | GPU | None = None, *, levels: bool = True, windo
     rounds, total_cycles, vec = [], 0.0, None
     op_states: dict = {}
     table = stall_table(result.kernel, result.params, result.M, result.N, result.K) if control_codes else None
-    stalls_in = table[0] if table else None
+    ptxas = (table[0], scoreboard_table(result.kernel, result.params)) if table else None
     finish = None
     if schedule == "phased" and levels and plan and not _l2_warm(result, gpu):
-        finish = slot_finish(result, gpu, result.occupancy.blocks_per_sm, stalls_in)
+        finish = slot_finish(result, gpu, result.occupancy.blocks_per_sm, ptxas)
     levels_fn = _Levels(result, gpu, levels, schedule=schedule, slot_finish=finish)
     for r, count in plan:
-        cyc, v, trips, per_trip, t, bidx, ops = time_round(result, gpu, r, levels_fn, windows, full, stalls_in)
+        cyc, v, trips, per_trip, t, bidx, ops = time_round(result, gpu, r, levels_fn, windows, full, ptxas)
         rounds.append(Round(r, count, trips, cyc, per_trip, t, bidx, ops))
         for op, st in ops.items():
             acc = op_states.setdefault(op, {})

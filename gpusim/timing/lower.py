@@ -100,10 +100,12 @@ POLICIES = {"gto": E.POLICY_GTO, "gto-oldest": E.POLICY_GTO_OLDEST, "lrr": E.POL
 
 
 def engine_params(arch: GPU, policy: str = "gto", active_sms: int | None = None,
-                  stall_counts: bool = False) -> np.ndarray:
+                  stall_counts: bool = False, scoreboards: dict | None = None) -> np.ndarray:
     """The engine's parameter vector. active_sms: SMs sharing the chip's L2 and DRAM bandwidth
     (default all of them). stall_counts: the rows carry ptxas's stall counts, which hold the
-    gap between back-to-back memory instructions themselves: mem_issue_interval is then off."""
+    gap between back-to-back memory instructions themselves: mem_issue_interval is then off.
+    scoreboards: {"global": k, "shared": k}, how many of a warp's 6 dependency barriers ptxas gives
+    global / shared loads (control_codes.scoreboard_table); none: each load its own."""
     if arch.shared_wavefronts_per_sm_cycle != 1.0:
         raise GpusimError("the timing engine assumes one shared wavefront per cycle per SM")
     if min(arch.mio_queue_depth, arch.lg_queue_depth) < 1:
@@ -129,6 +131,9 @@ def engine_params(arch: GPU, policy: str = "gto", active_sms: int | None = None,
     p[E.P_MEM_ISSUE_IV] = 1 if stall_counts else arch.mem_issue_interval_cycles
     p[E.P_WARP_SHARED_CPW] = arch.warp_shared_cycles_per_wavefront
     p[E.P_SHARED_WB] = arch.shared_writeback_regs_per_sm_cycle
+    sb = scoreboards or {}
+    p[E.P_SB_GLOBAL] = int(sb.get("global", 0))
+    p[E.P_SB_SHARED] = int(sb.get("shared", 0))
     p[E.P_SMSP_L1_CPL] = arch.smsp_l1_cycles_per_line
     p[E.P_QUEUE_AT_RETURN] = int(arch.queue_entry_until_return)
     p[E.P_MIO_SM_DEPTH] = arch.mio_sm_queue_depth
@@ -164,13 +169,15 @@ def _load_lines(trace: Trace, take: np.ndarray, line_bytes: int):
 
 
 def lower(trace: Trace, arch: GPU, ctas=None, global_level=None, policy: str = "gto",
-          active_sms: int | None = None, stall_counts: dict | None = None) -> Lowered:
+          active_sms: int | None = None, stall_counts: dict | None = None,
+          scoreboards: dict | None = None) -> Lowered:
     """Flat engine arrays for the rows of `ctas` (trace CTA ids, default all), resident together.
 
     global_level: optional int array, one per trace row, saying where each global load
     hits (LEVEL_L1 / LEVEL_L2 / LEVEL_DRAM); default: every global load is an L2 hit.
     stall_counts: the kernel's ptxas stall counts, {opcode: mean} (control_codes.stall_table);
     default none: a warp may issue every cycle, memory instructions every mem_issue_interval.
+    scoreboards: ptxas's dependency-barrier counts (engine_params); default none.
     """
     rows = trace.rows
     all_ctas = np.flatnonzero(np.bincount(rows["cta"]))
@@ -237,5 +244,5 @@ def lower(trace: Trace, arch: GPU, ctas=None, global_level=None, policy: str = "
         lines=rows["lines"][take].astype(np.int64), level=level, gap=gap,
         line_ptr=line_ptr, line_id=line_id,
         dep=dep, op=ops, opcodes=list(trace.opcodes), row_warp=row_warp, trace_row=take.astype(np.int64),
-        params=engine_params(arch, policy, active_sms, bool(stall_counts)), sampled_rows=int((rows["weight"][take] > 1).sum()),
+        params=engine_params(arch, policy, active_sms, bool(stall_counts), scoreboards), sampled_rows=int((rows["weight"][take] > 1).sum()),
         bar_hold=op_hold[ops])

@@ -11,8 +11,8 @@ import gpusim
 from gpusim.arch.presets import H200
 from gpusim.kernel.spec import get_kernel
 from gpusim.timing import simulate_sm, STATES
-from gpusim.timing.control_codes import (parse_sass, row_gaps, sass_wait_per_inst, stall_count,
-                                         stall_table, trace_name)
+from gpusim.timing.control_codes import (barriers, parse_sass, row_gaps, sass_wait_per_inst, scoreboard_table,
+                                         stall_count, stall_table, trace_name)
 from tests.timing.hand_trace import HandTrace
 
 HW = Path(__file__).resolve().parents[2] / "traces" / "hw" / "h200"
@@ -25,6 +25,17 @@ def test_stall_count_bits():
     assert stall_count(5 << 41) == 5
     assert stall_count((0x7F << 45) | (3 << 41)) == 3
     assert stall_count(0xF << 41) == 15
+
+
+def test_regblock_tile_loads_share_a_barrier():
+    """traces/static/regblock.sass: the K loop's 12 LDG set write barriers 2, 3, 4 and then 5 nine
+    times; the 4th STS waits on barrier 5 (all nine); scoreboard_table gives 4 global barriers."""
+    text = (Path(__file__).resolve().parents[2] / "traces" / "static" / "regblock.sass").read_text()
+    ins = [x for x in barriers(text) if 0x05c0 <= x[0] <= 0x0760]
+    assert [wr for _, op, wr, _, _ in ins if op.startswith("LDG")] == [2, 3, 4] + [5] * 9
+    sts = [wait for _, op, _, _, wait in ins if op == "STS"]
+    assert sts[:4] == [1 << 2, 1 << 3, 1 << 4, 1 << 5]
+    assert scoreboard_table("regblock", gpusim.simulate("regblock", 256).params) == {"global": 4}
 
 
 def test_parse_sass_listing():

@@ -326,3 +326,17 @@ def test_fp32_switch_bubble_states():
     assert states(res, 0) == {"selected": 8}
     assert states(res, 1) == {"selected": 8, "not_selected": 8, "dispatch_stall": 1}
     check_invariants(res)
+
+
+def test_loads_sharing_a_dependency_barrier_are_waited_for_together():
+    """Four L2-hit LDGs issued at 0-3 (ready at 282-285), then one FFMA reading each. Each load its
+    own barrier: the FFMAs issue at 282-285. With ptxas's two global-load barriers per warp
+    (control_codes.scoreboard_table), loads 1-3 share the second: the FFMA reading load 1 waits
+    for all three (285), and the barrier is then clear for the other two (286, 287)."""
+    spec = [row(0, "LDG.E", i, sectors=4) for i in range(4)] + [row(0, "FFMA", 4 + i, (i,)) for i in range(4)]
+    own = simulate_sm(make_trace(spec), ARCH)
+    assert own.issue_cycle.tolist() == [0, 1, 2, 3, 282, 283, 284, 285]
+    shared = simulate_sm(make_trace(spec), ARCH, scoreboards={"global": 2})
+    assert shared.issue_cycle.tolist() == [0, 1, 2, 3, 282, 285, 286, 287]
+    assert states(shared, 0) == {"selected": 8, "long_scoreboard": 280}
+    check_invariants(shared)
