@@ -39,10 +39,10 @@ def stall_count(hi_word: int) -> int:
     return (hi_word >> 41) & 0xF
 
 
-def parse_sass(text: str) -> list[tuple[int, str, int]]:
-    """[(offset, opcode with modifiers, stall count)] of a cuobjdump -sass listing, NOPs kept."""
+def _instructions(text: str):
+    """(offset, opcode with modifiers, second 64-bit word) of each instruction of a cuobjdump -sass
+    listing (a predicate guard dropped), NOPs kept."""
     lines = text.splitlines()
-    out = []
     for i, ln in enumerate(lines):
         m = _LINE.match(ln)
         if not m or i + 1 >= len(lines):
@@ -51,27 +51,19 @@ def parse_sass(text: str) -> list[tuple[int, str, int]]:
         if not hi:
             continue
         body = re.sub(r"^@!?U?P[T\d]+\s+", "", m.group(2))
-        out.append((int(m.group(1), 16), body.split()[0], stall_count(int(hi.group(1), 16))))
-    return out
+        yield int(m.group(1), 16), body.split()[0], int(hi.group(1), 16)
+
+
+def parse_sass(text: str) -> list[tuple[int, str, int]]:
+    """[(offset, opcode with modifiers, stall count)] of a cuobjdump -sass listing, NOPs kept."""
+    return [(off, op, stall_count(w)) for off, op, w in _instructions(text)]
 
 
 def barriers(text: str) -> list[tuple[int, str, int, int, int]]:
     """[(offset, opcode, write barrier, read barrier, wait mask)] of a cuobjdump -sass listing: bits
     46-48 / 49-51 of the second word name the dependency barrier (0-5; 7 none) that an instruction's
     result / source-register read sets, bits 52-57 the barriers it waits on."""
-    lines = text.splitlines()
-    out = []
-    for i, ln in enumerate(lines):
-        m = _LINE.match(ln)
-        if not m or i + 1 >= len(lines):
-            continue
-        hi = _HI.match(lines[i + 1])
-        if not hi:
-            continue
-        w = int(hi.group(1), 16)
-        body = re.sub(r"^@!?U?P[T\d]+\s+", "", m.group(2))
-        out.append((int(m.group(1), 16), body.split()[0], (w >> 46) & 7, (w >> 49) & 7, (w >> 52) & 0x3F))
-    return out
+    return [(off, op, (w >> 46) & 7, (w >> 49) & 7, (w >> 52) & 0x3F) for off, op, w in _instructions(text)]
 
 
 @functools.lru_cache(maxsize=None)

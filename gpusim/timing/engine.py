@@ -15,7 +15,10 @@ Model (all times integer SM cycles; `t` is the current cycle):
                      control or ADU instruction waits for the release; others issue past it);
       scoreboard   - every producer it reads has its result (ready[producer] <= t); a
                      missing global-load result is long_scoreboard, a shared-load one
-                     short_scoreboard, any other wait; with several, that order wins;
+                     short_scoreboard, any other wait; with several, that order wins; with
+                     ptxas's dependency barriers on (P_SB_GLOBAL), a global load beyond the
+                     kernel's barrier count shares the last one, and a consumer waits for every
+                     load on its producer's barrier (_sb_issue);
       mio/lg queue - a shared (global) instruction needs a free slot in its SMSP's MIO
                      (LG) queue and an entry of the SM-wide MIO (LG) pool, else mio_throttle
                      (lg_throttle); when more SMSPs' picks want an entry than the pool has free,

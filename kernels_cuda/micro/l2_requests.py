@@ -12,7 +12,6 @@ path grows with its lines (one L2 request each, 1 sector for D >= 4) or with its
 """
 from __future__ import annotations
 
-import argparse
 import json
 import subprocess
 import sys
@@ -138,15 +137,8 @@ def record(dir_: Path, dest: Path):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    g = ap.add_mutually_exclusive_group(required=True)
-    g.add_argument("--out", type=Path)
-    g.add_argument("--record", type=Path)
-    a = ap.parse_args()
-    if a.out:
-        run_on_gpu(a.out)
-    else:
-        record(a.record, HERE.parents[1] / "traces" / "hw" / "h200" / "micro" / "l2_requests.json")
+    from micro_cli import out_or_record          # (beside this script)
+    out_or_record(run_on_gpu, record, "l2_requests.json")
 
 
 if __name__ == "__main__":

@@ -10,7 +10,6 @@ first launch) or 4096^2 (64 MB each); the loads and the stores also each alone (
 """
 from __future__ import annotations
 
-import argparse
 import json
 import subprocess
 import sys
@@ -127,15 +126,8 @@ def record(dir_: Path, dest: Path):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    g = ap.add_mutually_exclusive_group(required=True)
-    g.add_argument("--out", type=Path)
-    g.add_argument("--record", type=Path)
-    a = ap.parse_args()
-    if a.out:
-        run_on_gpu(a.out)
-    else:
-        record(a.record, HERE.parents[1] / "traces" / "hw" / "h200" / "micro" / "tile_loads.json")
+    from micro_cli import out_or_record          # (beside this script)
+    out_or_record(run_on_gpu, record, "tile_loads.json")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,21 @@
+"""The command line the standalone micro scripts share: --out DIR runs on the GPU machine, --record DIR
+turns what it left there into a record under traces/hw/h200/micro/."""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+MICRO_RECORDS = Path(__file__).resolve().parents[2] / "traces" / "hw" / "h200" / "micro"
+
+
+def out_or_record(run_on_gpu, record, record_name: str, argv=None):
+    """Parse --out / --record and call run_on_gpu(out_dir) or record(dir, MICRO_RECORDS / record_name)."""
+    ap = argparse.ArgumentParser()
+    g = ap.add_mutually_exclusive_group(required=True)
+    g.add_argument("--out", type=Path, help="on the GPU machine: where to leave the raw results")
+    g.add_argument("--record", type=Path, help="here: the folder --out filled")
+    a = ap.parse_args(argv)
+    if a.out:
+        run_on_gpu(a.out)
+    else:
+        record(a.record, MICRO_RECORDS / record_name)
