@@ -3,7 +3,8 @@ validation): for each recorded configuration, the H200's figure and the engine's
 kernels' SASS as the tests do (tests/timing/test_shared_return.py, test_l2_path.py).
 
   lds_bursts_order.json: per configuration, cycles per rep (the loop), the median warp's issue
-  time (t1 - t0) and its wait for the last value (t2 - t1); l2_requests.json: SM cycles per request
+  time (t1 - t0) and its wait for the last value (t2 - t1), and ncu's warp states of five of them
+  (lds_bursts_order_ncu.json) beside the engine's; l2_requests.json: SM cycles per request
   (one warp per SMSP, where clock64 is the SM's own time); tile_loads.json: cycles per K tile of
   regblock's staging loop (tests/timing/test_tile_loads.py), 2048^2, every global load an L2 hit.
 Usage: python bench/bench_micro.py [--only lds|l2|tile]
@@ -27,21 +28,20 @@ from tests.timing.test_tile_loads import REC as TILE_REC, tile_cycles  # noqa: E
 MICRO = ROOT / "traces" / "hw" / "h200" / "micro"
 
 
-def _stamps(name):
-    """Engine stamps (warp, rep, 3) for a lds_bursts_order configuration name, or None."""
+def _stamps(name, result=False):
+    """Engine stamps (warp, rep, 3) for a lds_bursts_order configuration name (and the engine's
+    TimingResult with result=True)."""
     kern, nw, *rest = name.split()
     B = int(rest[-1][1:])
     V = 1 if "lds32" in kern else 2 if "lds64" in kern else 4
-    if "sync" in kern:
-        return None                    # the engine's trace has no per-burst __syncthreads
     n = int(nw[:-1])
     warps = [4 * i for i in range(n)] if "smsp0" in rest else list(range(n))
-    t = stamped_trace(V, B, warps, broadcast="bc" in kern)
+    t = stamped_trace(V, B, warps, broadcast="bc" in kern, sync="sync" in kern)
     res = simulate_sm(t, H200, global_level=np.full(len(t), LEVEL_L1, np.int8))
     ops = np.array(t.opcodes)[t.rows["op"][res.trace_row]]
     wrp = t.rows["warp"][res.trace_row]
-    return np.array([res.issue_cycle[np.flatnonzero((ops == "CS2R") & (wrp == w))].reshape(REPS, 3)
-                     for w in warps])
+    st = np.array([res.issue_cycle[np.flatnonzero((ops == "CS2R") & (wrp == w))].reshape(REPS, 3) for w in warps])
+    return (st, res) if result else st
 
 
 def _summary(s):
@@ -57,13 +57,23 @@ def lds():
     errs = []
     for name in sorted(rec):
         sim = _stamps(name)
-        if sim is None:
-            continue
         h, e = _summary(rec[name]), _summary(sim)
         errs.append(e[0] / h[0] - 1)
         print(f"{name:30s} {h[0]:9.0f} {e[0]:6.0f} {h[1]:10.0f} {e[1]:6.0f} {h[2]:10.0f} {e[2]:6.0f}", flush=True)
     print(f"loop time: median error {100 * np.median(errs):+.1f} %, median |error| "
           f"{100 * np.median(np.abs(errs)):.1f} % over {len(errs)} configurations\n")
+    ncu = json.loads((MICRO / "lds_bursts_order_ncu.json").read_text())["value"]
+    keys = ("mio_throttle", "short_scoreboard", "wait", "not_selected")
+    print(f"{'lds_bursts_order_ncu (per issue)':30s} " + " ".join(f"{k[:8]:>8s} H200/sim" for k in keys)
+          + "  warp cyc/inst H200/sim")
+    for r in ncu:
+        name = r["kernel"].replace("_16 ", " ")           # "stamp_x_16 16w B16" -> "stamp_x 16w B16"
+        _, res = _stamps(name, result=True)
+        n = res.inst_issued
+        print(f"{name:30s} " + " ".join(f"{r['stall_' + k]:8.2f} {res.state_cycles[k] / n:4.2f}" for k in keys)
+              + f"  {r['smsp__average_warp_latency_per_inst_issued.ratio']:8.2f} "
+              f"{res.metrics['smsp__average_warp_latency_per_inst_issued.ratio']:5.2f}")
+    print()
 
 
 def l2():
@@ -83,7 +93,7 @@ def l2():
 def tile():
     print(f"\n{'tile_loads (2048^2, 4 CTAs x 4 warps per SM)':46s} {'H200':>8s} {'sim':>8s}  cycles per tile")
     for r in TILE_REC["details"]["rows"]:
-        if r["size"] != 2048 or r["mode"] == "loads":      # (mode "loads" is not modelled)
+        if r["size"] != 2048 or r["mode"] not in ("loads+sts", "sts"):   # (the trace models these two)
             continue
         sim = tile_cycles(r["ffma_per_thread_per_tile"] // 8, stores_only=r["mode"] == "sts")
         label = f"{r['mode']}, {r['ffma_per_thread_per_tile']} FFMA/thread"

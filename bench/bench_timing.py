@@ -9,7 +9,10 @@ per second (bench/bench_engine.py's measure).
 --schedule measured replays the H200's recorded CTA schedules in the L2 model (traces/hw/h200/
 ctasched/, 2048 and 4096 only): a diagnosis of how much of the error the L2 schedule makes, not a
 prediction.
+--scoreboards all / none: ptxas's dependency barriers shared by shared loads too / by no load
+(default global: kernel_time.predict), a diagnosis of that rule.
 Usage: python bench/bench_timing.py [--kernels a,b] [--sizes 1024,2048,4096] [--schedule phased]
+       [--scoreboards global]
 """
 import argparse
 import json
@@ -38,6 +41,7 @@ def main():
     ap.add_argument("--kernels", default=",".join(LADDER))
     ap.add_argument("--sizes", default="1024,2048,4096")
     ap.add_argument("--schedule", default="phased", choices=("phased", "fluid", "waves", "measured"))
+    ap.add_argument("--scoreboards", default="global", choices=("global", "all", "none"))
     a = ap.parse_args()
     kernels, sizes = a.kernels.split(","), [int(s) for s in a.sizes.split(",")]
     res, walls = {}, {}
@@ -46,7 +50,8 @@ def main():
         for n in sizes:
             rec = json.loads((ROOT / f"traces/hw/h200/{k}_{n}.json").read_text())
             t0 = time.perf_counter()
-            p = predict(gpusim.simulate(k, n), schedule=a.schedule)   # (1024: A, B, C stay in the L2)
+            p = predict(gpusim.simulate(k, n), schedule=a.schedule,      # (1024: A, B, C stay in the L2)
+                        scoreboards=a.scoreboards)
             wall = time.perf_counter() - t0
             if n == 4096:
                 walls[k] = wall

@@ -100,7 +100,8 @@ def scoreboard_table(kernel: str, params: dict) -> dict | None:
     5th-12th not at all (traces/hw/h200/pcsamp/). Shared loads are left out: ptxas lets loads that
     return in order go without a barrier and the trace groups its LDS differently from the SASS
     (scalar where ptxas merged), so the same rule applied to them (all_scoreboards) made
-    vectorized's and regtile1d's errors worse (MAPE 8.4 % against 7.3 %)."""
+    vectorized's and regtile1d's errors worse (MAPE 8.4 % against 7.3 %:
+    bench/bench_timing.py --scoreboards all)."""
     got = _scoreboards(kernel, tuple(sorted(params.items())))
     return {"global": got["global"]} if got and "global" in got else None
 

@@ -42,11 +42,12 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from gpusim.arch import get_arch, GPU
+from gpusim.errors import GpusimError
 from gpusim.estimate.simulate import allocate, run_cta
 from gpusim.kernel.context import Sampler
 from gpusim.kernel.spec import get_kernel
 from gpusim.timing import simulate_sm, TimingResult
-from gpusim.timing.control_codes import scoreboard_table, stall_table
+from gpusim.timing.control_codes import all_scoreboards, scoreboard_table, stall_table
 from gpusim.timing.states import STATES, stall_metric
 from gpusim.trace.trace import Trace
 
@@ -285,11 +286,16 @@ def plan_rounds(n_ctas: int, blocks_per_sm: int, sm_count: int) -> tuple[int, li
 
 
 def predict(result, arch: str | GPU | None = None, *, levels: bool = True, windows=(W1, W2),
-            full: bool = False, control_codes: bool = True, schedule: str = "phased") -> Prediction:
+            full: bool = False, control_codes: bool = True, schedule: str = "phased",
+            scoreboards: str = "global") -> Prediction:
     """Predicted whole-kernel time and warp-state ratios of a simulated launch (see module doc).
     schedule: the L2 model's CTA schedule (gpusim.memory.cache): "phased" (default: slots staggered
     as the engine's first round finishes, slot_finish), "fluid", "waves", or "measured" to replay
-    the H200's recorded one (a diagnosis of the L2 model, not a prediction)."""
+    the H200's recorded one (a diagnosis of the L2 model, not a prediction). scoreboards: which
+    loads share ptxas's dependency barriers: "global" (default, control_codes.scoreboard_table),
+    "all" (shared loads too: all_scoreboards, a diagnosis) or "none"."""
+    if scoreboards not in ("global", "all", "none"):
+        raise GpusimError(f"scoreboards must be 'global', 'all' or 'none', got {scoreboards!r}")
     gpu = get_arch(arch if arch is not None else result.arch)
     gx, gy, gz = result.grid
     G = gx * gy * gz
@@ -297,7 +303,8 @@ def predict(result, arch: str | GPU | None = None, *, levels: bool = True, windo
     rounds, total_cycles, vec = [], 0.0, None
     op_states: dict = {}
     table = stall_table(result.kernel, result.params, result.M, result.N, result.K) if control_codes else None
-    ptxas = (table[0], scoreboard_table(result.kernel, result.params)) if table else None
+    boards = {"global": scoreboard_table, "all": all_scoreboards, "none": lambda k, p: None}[scoreboards]
+    ptxas = (table[0], boards(result.kernel, result.params)) if table else None
     finish = None
     if schedule == "phased" and levels and plan and not _l2_warm(result, gpu):
         finish = slot_finish(result, gpu, result.occupancy.blocks_per_sm, ptxas)

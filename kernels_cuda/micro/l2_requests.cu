@@ -60,8 +60,8 @@ __device__ __forceinline__ void timed(const float *buf, int D, long long *cycles
   if (acc == 12345.f) sink[threadIdx.x] = acc;
 }
 
-__global__ void l2req_ca(const float *buf, int D, long long *cycles, float *sink) { timed<0>(buf, D, cycles, sink); }
-__global__ void l2req_cg(const float *buf, int D, long long *cycles, float *sink) { timed<1>(buf, D, cycles, sink); }
+extern "C" __global__ void l2req_ca(const float *buf, int D, long long *cycles, float *sink) { timed<0>(buf, D, cycles, sink); }
+extern "C" __global__ void l2req_cg(const float *buf, int D, long long *cycles, float *sink) { timed<1>(buf, D, cycles, sink); }
 
 int main(int argc, char **argv) {
   if (argc < 5) { fprintf(stderr, "usage: l2_requests MODE BLOCKS_PER_SM THREADS D [D ...]\n"); return 2; }

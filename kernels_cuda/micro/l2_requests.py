@@ -20,6 +20,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1]))
 
+from gpusim.arch.presets import H200  # noqa: E402  (its SM count: ncu's sums are over all SMs)
+
 DS = (1, 2, 4, 8, 16, 32)
 CONFIGS = ((0, 2, 1024), (1, 2, 1024), (0, 1, 128))      # (mode, blocks per SM, threads)
 NCU_CONFIGS = ((0, 2, 1024), (1, 2, 1024))
@@ -41,8 +43,9 @@ def run_on_gpu(out: Path):
     out.mkdir(parents=True, exist_ok=True)
     exe = out / "l2req_bin"
     subprocess.run(["nvcc", "-arch=sm_90", "-O3", "-o", str(exe), str(HERE / "l2_requests.cu")], check=True)
-    sass = subprocess.run(["cuobjdump", "-sass", str(exe)], capture_output=True, text=True).stdout
-    loads = sorted({ln.split("*/", 1)[1].split()[0] for ln in sass.splitlines() if " LDG" in ln and "*/" in ln})
+    from gpusim.hw.pcsamp import sass_text
+    loads = sorted({t.split()[0] for k in ("l2req_ca", "l2req_cg") for t in sass_text(exe, k).values()
+                    if t.startswith("LDG")})
     runs = []
     for _ in range(3):
         for mode, bps, th in CONFIGS:
@@ -99,10 +102,10 @@ def record(dir_: Path, dest: Path):
             req = m.get("lts__t_requests_srcunit_tex_op_read.sum")
             cyc = m.get("sm__cycles_elapsed.avg")
             if req and cyc:
-                row["l2_requests_per_sm_cycle"] = req / 132 / cyc
-                row["l2_sectors_per_sm_cycle"] = m["lts__t_sectors_srcunit_tex_op_read.sum"] / 132 / cyc
+                row["l2_requests_per_sm_cycle"] = req / H200.sm_count / cyc
+                row["l2_sectors_per_sm_cycle"] = m["lts__t_sectors_srcunit_tex_op_read.sum"] / H200.sm_count / cyc
         rows.append(row)
-    smi = raw.get("smi", {})
+
     def clk_at(load, warps, d):
         return next((r["cycles_per_request_clock64"] for r in rows if r["load"] == load and
                      r["warps_per_sm"] == warps and r["distinct_lines_per_request"] == d), None)

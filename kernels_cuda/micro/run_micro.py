@@ -296,11 +296,9 @@ STAMP_BURSTS = (4, 8, 16)
 
 
 def _sass_ops(cubin: Path, kern: str) -> list[str]:
-    """The kernel's SASS instructions, one string each (no addresses or control words)."""
-    out = subprocess.run(["cuobjdump", "--dump-sass", "--function", kern, str(cubin)], capture_output=True,
-                         text=True).stdout
-    return [ln.split("*/", 1)[1].split(";")[0].strip() for ln in out.splitlines()
-            if ln.strip().startswith("/*") and "*/" in ln and ";" in ln]
+    """The kernel's SASS instructions, one string each (kernels_cuda/build.py's parser)."""
+    from gpusim.hw.pcsamp import sass_text
+    return list(sass_text(cubin, kern).values())
 
 
 # (kernel, warps launched, mask of the warps that run bursts): 16 warps, 4 per SMSP; one warp; 2 or 4

@@ -35,9 +35,8 @@ def run_on_gpu(out: Path):
     out.mkdir(parents=True, exist_ok=True)
     exe = out / "tile_bin"
     subprocess.run(["nvcc", "-arch=sm_90", "-O3", "-o", str(exe), str(HERE / "tile_loads.cu")], check=True)
-    sass = subprocess.run(["cuobjdump", "-sass", str(exe)], capture_output=True, text=True).stdout
-    ops = [ln.split("*/", 1)[1].split(";")[0].strip() for ln in sass.splitlines()
-           if ln.strip().startswith("/*") and "*/" in ln and ";" in ln]
+    from gpusim.hw.pcsamp import sass_text
+    ops = [t for k in ("tile_loads0", "tile_loads1", "tile_loads2", "tile_loads3") for t in sass_text(exe, k).values()]
     lines = []
     for _ in range(3):
         for mode, size, work in RUNS:
@@ -64,16 +63,7 @@ def run_on_gpu(out: Path):
     pcsamp = None
     if p.returncode == 0:
         _, per_pc, totals = samples_per_pc(str(rep) + ".ncu-rep", ncu)
-        dump = subprocess.run(["cuobjdump", "--dump-sass", "--function", "tile_loads3", str(exe)], capture_output=True,
-                              text=True).stdout
-        text = {}
-        for ln in dump.splitlines():     # "/*0120*/  LDG.E R4, desc[...] ;" -> {"0x0120": "LDG.E R4, ..."}
-            ln = ln.strip()
-            if ln.startswith("/*") and "*/" in ln and ";" in ln:
-                off = ln[2:ln.index("*/")]
-                if all(c in "0123456789abcdef" for c in off):
-                    text[f"0x{int(off, 16):04x}"] = ln.split("*/", 1)[1].split(";")[0].strip()
-        pcsamp = {"samples_per_pc": per_pc, "totals": totals, "sass": text}
+        pcsamp = {"samples_per_pc": per_pc, "totals": totals, "sass": sass_text(exe, "tile_loads3")}
     else:
         print(p.stdout[-1500:], p.stderr[-1500:])
     nv = subprocess.run(["nvcc", "--version"], capture_output=True, text=True).stdout.strip().splitlines()
@@ -89,10 +79,10 @@ def run_on_gpu(out: Path):
 def record(dir_: Path, dest: Path):
     raw = json.loads((dir_ / "tile_raw.json").read_text())
     per: dict = {}
+    names = {"p50": "load_wait_p50", "p90": "load_wait_p90"}     # (the binary prints them short)
     for ln in raw["lines"]:
         f = ln.split()
         kv = dict(zip(f[0::2], f[1::2]))
-        names = {"p50": "load_wait_p50", "p90": "load_wait_p90"}     # (the binary prints them short)
         per.setdefault((int(kv.get("mode", 0)), int(kv["size"]), int(kv["work"])), []).append(
             {names.get(k, k): float(v) for k, v in kv.items() if k not in ("mode", "size", "work", "tiles")})
     rows = []
@@ -107,7 +97,8 @@ def record(dir_: Path, dest: Path):
         "what": "a warp's wait for one K-tile of regblock's global loads (load to after the STS barrier), "
                 "4 CTAs x 4 warps per SM, with and without regblock's FFMA work between the barriers",
         "how": "kernels_cuda/micro/tile_loads.cu: grid (SIZE/64, SIZE/128) of 128 threads, 256 tiles; lane 0 "
-               "stamps clock64 before the first load and after the first __syncthreads; percentiles over warps "
+               "stamps clock64 before the first load and after the first __syncthreads (BAR.SYNC.DEFER_BLOCKING: "
+               "that read issues when the warp arrives, before the barrier releases); percentiles over warps "
                "and tiles 2.. of the second of two launches; median of 3 runs",
         "command": raw["command"] + " (on the H200), then --record DIR here",
         "source": "kernels_cuda/micro/tile_loads.cu:tile_loads", "date": raw["date"],

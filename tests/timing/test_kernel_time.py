@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 import gpusim
+from gpusim.errors import GpusimError
 from gpusim.timing.kernel_time import predict, plan_rounds, SAMPLING_TOLERANCE, W2
 
 HW = Path(__file__).resolve().parents[2] / "traces" / "hw" / "h200"
@@ -81,3 +82,8 @@ def test_pipe_busy_matches_the_counted_work():
               if op.split(".")[0] in ("FFMA", "FMUL", "FADD", "IMAD")) * share
     assert m["gpusim__pipe_fma_issue.pct"] * 4 * p.cycles / 100 == pytest.approx(fma, rel=0.03)
     assert 0 < m["gpusim__l1tex_busy.pct"] <= 100
+
+
+def test_predict_rejects_an_unknown_scoreboard_rule():
+    with pytest.raises(GpusimError, match="scoreboards must be"):
+        predict(gpusim.simulate("naive", 256), scoreboards="some")

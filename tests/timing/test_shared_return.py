@@ -30,8 +30,9 @@ REPS = 16
 LOAD = {1: "LDS", 2: "LDS.64", 4: "LDS.128"}
 
 
-def stamped_trace(V: int, B: int, warps, broadcast: bool = False) -> Trace:
-    """One CTA whose warps in `warps` run REPS stamped bursts of B LDS of V registers per lane."""
+def stamped_trace(V: int, B: int, warps, broadcast: bool = False, sync: bool = False) -> Trace:
+    """One CTA whose warps in `warps` run REPS stamped bursts of B LDS of V registers per lane
+    (sync: a __syncthreads before each burst, the stamp_*_sync kernels)."""
     ht = HandTrace()
     for w in warps:
         add = ht.warp(w)
@@ -39,7 +40,7 @@ def stamped_trace(V: int, B: int, warps, broadcast: bool = False) -> Trace:
         add("STS", wf=1)
         add("BAR.SYNC")
         for _ in range(REPS):
-            add("NOP")
+            add("BAR.SYNC" if sync else "NOP")
             t0 = add("CS2R")
             ld = [add(LOAD[V], wf=1 if broadcast else V) for _ in range(B)]
             t1 = add("CS2R")
