@@ -42,6 +42,8 @@ def main():
     ap.add_argument("--sizes", default="1024,2048,4096")
     ap.add_argument("--schedule", default="phased", choices=("phased", "fluid", "waves", "measured"))
     ap.add_argument("--scoreboards", default="global", choices=("global", "all", "none"))
+    ap.add_argument("--no-read-barriers", action="store_true",
+                    help="leave out ptxas's read barriers on memory instructions (a diagnosis)")
     a = ap.parse_args()
     kernels, sizes = a.kernels.split(","), [int(s) for s in a.sizes.split(",")]
     res, walls = {}, {}
@@ -51,7 +53,7 @@ def main():
             rec = json.loads((ROOT / f"traces/hw/h200/{k}_{n}.json").read_text())
             t0 = time.perf_counter()
             p = predict(gpusim.simulate(k, n), schedule=a.schedule,      # (1024: A, B, C stay in the L2)
-                        scoreboards=a.scoreboards)
+                        scoreboards=a.scoreboards, read_barriers=not a.no_read_barriers)
             wall = time.perf_counter() - t0
             if n == 4096:
                 walls[k] = wall

@@ -48,7 +48,7 @@ class TimingResult:
 def run_lowered(lw: Lowered, arch: GPU) -> TimingResult:
     cycles, counts, issue_cycle, finish, ctr, op_counts = E.run(
         lw.warp_start, lw.warp_smsp, lw.warp_cta, lw.cta_warp_start, lw.smsp_warps, lw.smsp_start,
-        lw.rows, lw.line_id, lw.params)
+        lw.rows, lw.line_id, lw.params, lw.rb_wait)
     if ctr[E.K_DEADLOCK]:
         raise GpusimError("timing engine deadlock: some warp waits at a barrier the rest of its CTA never reaches")
     cycles = int(cycles)
@@ -89,7 +89,8 @@ def run_lowered(lw: Lowered, arch: GPU) -> TimingResult:
 
 def simulate_sm(trace: Trace, arch: str | GPU = "h200", ctas=None, *, policy: str = "gto",
                 global_level=None, active_sms: int | None = None,
-                stall_counts: dict | None = None, scoreboards: dict | None = None) -> TimingResult:
+                stall_counts: dict | None = None, scoreboards: dict | None = None,
+                read_barriers=None) -> TimingResult:
     """Time the rows of `ctas` (trace CTA ids, default all) as CTAs resident together on one SM.
 
     The caller chooses how many CTAs are resident (occupancy); all launch at cycle 0.
@@ -100,9 +101,11 @@ def simulate_sm(trace: Trace, arch: str | GPU = "h200", ctas=None, *, policy: st
     active_sms: SMs sharing the chip's L2/DRAM bandwidth (default: all the preset's SMs).
     stall_counts: ptxas's stall counts of the kernel (control_codes.stall_table); default none.
     scoreboards: ptxas's dependency barriers per load class (control_codes.scoreboard_table).
+    read_barriers: ptxas's read barriers on memory instructions (control_codes.read_barrier_table).
     """
     gpu = get_arch(arch)
-    return run_lowered(lower(trace, gpu, ctas, global_level, policy, active_sms, stall_counts, scoreboards), gpu)
+    return run_lowered(lower(trace, gpu, ctas, global_level, policy, active_sms, stall_counts, scoreboards,
+                             read_barriers), gpu)
 
 
 __all__ = ["simulate_sm", "TimingResult", "lower", "Lowered", "run_lowered", "STATES", "N_STATES",

@@ -111,6 +111,58 @@ def all_scoreboards(kernel: str, params: dict) -> dict | None:
     return _scoreboards(kernel, tuple(sorted(params.items())))
 
 
+_MEM_BASES = ("LDG", "STG", "LDS", "STS")
+_RB_SCAN = 256           # instructions searched past a producer for the one that waits on its read barrier
+
+
+@functools.lru_cache(maxsize=None)
+def _read_barriers(kernel: str, params_items: tuple):
+    got = _record(kernel, params_items)
+    if got is None:
+        return None
+    rec, text, _ = got
+    insns = barriers(text)
+    is_mem = [op.split(".", 1)[0] in _MEM_BASES for _, op, _, _, _ in insns]
+    out = []
+    for b in rec["outline"]:
+        lo, hi = int(b["start"], 16), int(b["end"], 16)
+        idx = [i for i, x in enumerate(insns) if lo <= x[0] <= hi]
+        mem = [i for i in idx if is_mem[i]]
+        if not mem:
+            continue
+        pairs = []
+        for n, i in enumerate(mem):
+            rd = insns[i][3]
+            if rd == 7:
+                continue
+            waiter = next((j for j in range(i + 1, min(i + 1 + _RB_SCAN, len(insns)))
+                           if insns[j][4] >> rd & 1), None)
+            if waiter is None:
+                continue
+            later = sum(is_mem[i + 1:waiter])          # memory instructions before the waiter
+            pairs.append((n, later + 1))
+        if pairs:
+            out.append((tuple(trace_name(insns[i][1]) for i in mem), tuple(pairs)))
+    out.sort(key=lambda x: -len(x[0]))
+    return tuple(out)
+
+
+def read_barrier_table(kernel: str, params: dict) -> tuple | None:
+    """ptxas's read barriers on memory instructions, as ((block's memory instructions by trace
+    name), ((i, d), ...)) per outline block, longest first; None without a SASS record.
+
+    A memory instruction reads its address (and a store its data) registers when its pipe takes
+    it from the MIO / LG queue, not when it issues, so when a later instruction overwrites one of
+    those registers ptxas puts a read barrier on the memory instruction (bits 49-51) and the
+    overwriting one waits on it. The trace has no register names and puts a block's integer work
+    elsewhere, so the wait is carried to the first memory instruction at or after the waiter: (i, d)
+    says the block's memory instruction i + d (counted on in program order, into the next block if
+    the waiter lies there) may not issue before the pipe has taken memory instruction i. regblock's
+    tile loop: the 5th of its 12 LDG sets one and the IMAD.WIDE before the 7th waits on it; ncu's PC
+    samples put long_scoreboard stalls on such instructions (traces/hw/h200/micro/tile_loads.json)."""
+    return _read_barriers(kernel, tuple(sorted(params.items())))
+
+
 def trace_name(sass_op: str) -> str:
     """The name the kernels' trace uses for a SASS opcode (memory widths and BAR folded)."""
     base = sass_op.split(".", 1)[0]
@@ -217,4 +269,4 @@ def row_gaps(op: np.ndarray, warp_start: np.ndarray, opcodes: list, means: dict)
 
 
 __all__ = ["stall_count", "parse_sass", "barriers", "trace_name", "stall_table", "scoreboard_table", "all_scoreboards",
-           "sass_wait_per_inst", "row_gaps"]
+           "sass_wait_per_inst", "row_gaps", "read_barrier_table"]

@@ -18,7 +18,10 @@ Model (all times integer SM cycles; `t` is the current cycle):
                      short_scoreboard, any other wait; with several, that order wins; with
                      ptxas's dependency barriers on (P_SB_GLOBAL), a global load beyond the
                      kernel's barrier count shares the last one, and a consumer waits for every
-                     load on its producer's barrier (_sb_issue);
+                     load on its producer's barrier (_sb_issue); a memory row with a read wait
+                     (rb_wait, ptxas's read barriers: lower.read_waits) waits until the pipe has
+                     taken that earlier memory row of its warp (long_scoreboard; short_scoreboard
+                     behind a shared one);
       mio/lg queue - a shared (global) instruction needs a free slot in its SMSP's MIO
                      (LG) queue and an entry of the SM-wide MIO (LG) pool, else mio_throttle
                      (lg_throttle); when more SMSPs' picks want an entry than the pool has free,
@@ -226,11 +229,12 @@ def _clear_recheck(state, recheck, st):
 
 
 @njit(cache=True, inline="always")
-def _taken(r, s, t, done, at_return, ready, ret, rn, rows, pending_mem, mem_done, recheck):
+def _taken(r, s, t, done, at_return, ready, ret, rn, rows, pending_mem, mem_done, recheck, taken_at):
     """The pipe took row r from SMSP s's queue at t; its data is back at `done`. Books the queue
     entry's release (at the return, or at t when entries free as the pipe takes them) and the
     warp's outstanding memory work; returns the release time."""
     ready[r] = done
+    taken_at[r] = t         # its registers are read now: a read barrier on it clears
     rel = done if at_return else t
     ret[s, rn[s]] = rel
     rn[s] += 1
@@ -243,10 +247,11 @@ def _taken(r, s, t, done, at_return, ready, ret, rn, rows, pending_mem, mem_done
 
 @njit(cache=True)
 def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
-        rows, line_id, params):
+        rows, line_id, params, rb_wait):
     """Simulate; returns (cycles, state_cycles[warp, state], issue_cycle[row], finish[warp], counters,
     op_state_cycles[opcode id, state]).
-    rows: (n, ROW_STRIDE) int32, the R_* fields of each row (pack_rows)."""
+    rows: (n, ROW_STRIDE) int32, the R_* fields of each row (pack_rows). rb_wait: per row, the memory
+    row whose pipe-take (register read, ptxas's read barrier) it waits for, -1 none."""
     n_warps = warp_start.shape[0] - 1
     n_rows = rows.shape[0]
     n_ctas = cta_warp_start.shape[0] - 1
@@ -301,6 +306,7 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
     row_sb = np.full(n_rows if sb_on else 1, -1, np.int64)
     row_gen = np.zeros(n_rows if sb_on else 1, np.int64)
     issue_cycle = np.full(n_rows, -1, np.int64)
+    taken_at = np.full(n_rows, INF, np.int64)        # when the pipe took a memory row (read its registers)
     pc = warp_start[:-1].copy()
     counts = np.zeros((n_warps, N_STATES), np.int64)
     n_ops = 1
@@ -424,6 +430,14 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                             if sb == -1 or why == S_LONG_SB or (why == S_SHORT_SB and sb == S_WAIT):
                                 sb = why
                             dep_wk = min(dep_wk, rdy)   # INF: still queued; the pipes wake us
+                    p = rb_wait[r]
+                    if p >= 0 and taken_at[p] >= INF:
+                        # ptxas's read barrier: an earlier memory row of this warp still waits in its
+                        # queue, its registers unread (the pipe taking it clears recheck: dep_wk INF)
+                        cp = rows[p, R_CLS]
+                        why = S_LONG_SB if cp == C_LDG or cp == C_STG else S_SHORT_SB
+                        if sb == -1 or why == S_LONG_SB or (why == S_SHORT_SB and sb == S_WAIT):
+                            sb = why
                     c = rows[r, R_CLS]
                     if sb != -1:
                         st, wk = sb, dep_wk                # INF: the pipe taking the load sets it
@@ -648,7 +662,8 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                 shared_free = t + n_sm
                 warp_shared_free[w] = t_w + n_warp
                 counters[K_SHARED_BUSY] += n          # wavefronts, as ncu counts them
-                rel = _taken(r, s, t, done, at_return, ready, mio_ret, mio_rn, rows, pending_mem, mem_done, recheck)
+                rel = _taken(r, s, t, done, at_return, ready, mio_ret, mio_rn, rows, pending_mem, mem_done, recheck,
+                             taken_at)
                 if sb_on and row_sb[r] >= 0:
                     _sb_taken(r, w, ready[r], row_sb, row_gen, sb_gen, sb_untaken, sb_ready)
                 mio_nr = min(mio_nr, rel)
@@ -694,7 +709,8 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                             fill_at = max(fill_at, line_ready[line_id[j]])
                 else:
                     done = t + l1_cpl * n
-                rel = _taken(r, s, t, done, at_return, ready, lg_ret, lg_rn, rows, pending_mem, mem_done, recheck)
+                rel = _taken(r, s, t, done, at_return, ready, lg_ret, lg_rn, rows, pending_mem, mem_done, recheck,
+                             taken_at)
                 if fill_at > done:
                     # the hit's queue entry frees with its own return; its data waits for the fill
                     ready[r] = fill_at

@@ -47,7 +47,7 @@ from gpusim.estimate.simulate import allocate, run_cta
 from gpusim.kernel.context import Sampler
 from gpusim.kernel.spec import get_kernel
 from gpusim.timing import simulate_sm, TimingResult
-from gpusim.timing.control_codes import all_scoreboards, scoreboard_table, stall_table
+from gpusim.timing.control_codes import all_scoreboards, read_barrier_table, scoreboard_table, stall_table
 from gpusim.timing.states import STATES, stall_metric
 from gpusim.trace.trace import Trace
 
@@ -175,10 +175,11 @@ def build_window(result, block_idx: list, window: int | None, seed: int = 0):
 
 
 def _time(trace: Trace, gpu: GPU, levels: _Levels, active_sms: int, ptxas=None):
-    """ptxas: (stall counts, scoreboards) of the kernel's SASS (control_codes), None for none."""
-    counts, boards = ptxas if ptxas else (None, None)
+    """ptxas: (stall counts, scoreboards, read barriers) of the kernel's SASS (control_codes), None for
+    none."""
+    counts, boards, reads = ptxas if ptxas else (None, None, None)
     return simulate_sm(trace, gpu, global_level=levels(trace, gpu), active_sms=active_sms,
-                       stall_counts=counts, scoreboards=boards)
+                       stall_counts=counts, scoreboards=boards, read_barriers=reads)
 
 
 def _resident(result, gpu: GPU, r: int) -> list:
@@ -287,13 +288,15 @@ def plan_rounds(n_ctas: int, blocks_per_sm: int, sm_count: int) -> tuple[int, li
 
 def predict(result, arch: str | GPU | None = None, *, levels: bool = True, windows=(W1, W2),
             full: bool = False, control_codes: bool = True, schedule: str = "phased",
-            scoreboards: str = "global") -> Prediction:
+            scoreboards: str = "global", read_barriers: bool = True) -> Prediction:
     """Predicted whole-kernel time and warp-state ratios of a simulated launch (see module doc).
     schedule: the L2 model's CTA schedule (gpusim.memory.cache): "phased" (default: slots staggered
     as the engine's first round finishes, slot_finish), "fluid", "waves", or "measured" to replay
     the H200's recorded one (a diagnosis of the L2 model, not a prediction). scoreboards: which
     loads share ptxas's dependency barriers: "global" (default, control_codes.scoreboard_table),
-    "all" (shared loads too: all_scoreboards, a diagnosis) or "none"."""
+    "all" (shared loads too: all_scoreboards, a diagnosis) or "none". read_barriers: memory
+    instructions hold ptxas's read barriers until their pipe takes them (control_codes.
+    read_barrier_table); False to leave them out (a diagnosis)."""
     if scoreboards not in ("global", "all", "none"):
         raise GpusimError(f"scoreboards must be 'global', 'all' or 'none', got {scoreboards!r}")
     gpu = get_arch(arch if arch is not None else result.arch)
@@ -304,7 +307,8 @@ def predict(result, arch: str | GPU | None = None, *, levels: bool = True, windo
     op_states: dict = {}
     table = stall_table(result.kernel, result.params, result.M, result.N, result.K) if control_codes else None
     boards = {"global": scoreboard_table, "all": all_scoreboards, "none": lambda k, p: None}[scoreboards]
-    ptxas = (table[0], boards(result.kernel, result.params)) if table else None
+    reads = read_barrier_table(result.kernel, result.params) if read_barriers else None
+    ptxas = (table[0], boards(result.kernel, result.params), reads) if table else None
     finish = None
     if schedule == "phased" and levels and plan and not _l2_warm(result, gpu):
         finish = slot_finish(result, gpu, result.occupancy.blocks_per_sm, ptxas)

@@ -53,6 +53,7 @@ class Lowered:
     params: np.ndarray          # engine.P_* vector
     sampled_rows: int           # rows with weight > 1 (timed once each)
     bar_hold: np.ndarray        # 1: the row waits for a pending barrier's release (memory, control, ADU)
+    rb_wait: np.ndarray         # memory row whose register read (ptxas's read barrier) the row waits for, -1
 
     @cached_property
     def rows(self) -> np.ndarray:
@@ -168,9 +169,43 @@ def _load_lines(trace: Trace, take: np.ndarray, line_bytes: int):
     return np.r_[0, np.cumsum(counts)].astype(np.int64), ids.astype(np.int64)
 
 
+def read_waits(op: np.ndarray, cls: np.ndarray, row_warp: np.ndarray, opcodes: list, table) -> np.ndarray:
+    """Per lowered row: the memory row whose pipe-take it waits for (ptxas's read barriers), -1 none.
+
+    table: control_codes.read_barrier_table, each block's memory instructions and (i, d) pairs. A
+    warp's memory rows are matched against the blocks' sequences, longest first, left to right
+    without overlap; in each match the row d memory rows after the block's i-th waits for it (the
+    latest producer when several point at one row). Rows no block matches wait for nothing."""
+    out = np.full(len(op), -1, np.int64)
+    mem = np.flatnonzero((cls >= E.C_LDS) & (cls <= E.C_STG))
+    if not table or mem.size == 0:
+        return out
+    ids = {name: i for i, name in enumerate(opcodes)}
+    kind, wid = op[mem].astype(np.int64), row_warp[mem]
+    claimed = np.zeros(mem.size, bool)
+    for names, pairs in table:
+        pat = np.array([ids.get(x, -1) for x in names], np.int64)
+        m = len(pat)
+        if (pat < 0).any() or m > mem.size:
+            continue
+        win = np.lib.stride_tricks.sliding_window_view(kind, m)
+        hit = np.flatnonzero((win == pat).all(axis=1) & (wid[:len(win)] == wid[m - 1:]))
+        end = -1
+        for s in hit:
+            if s < end or claimed[s:s + m].any():
+                continue
+            claimed[s:s + m] = True
+            end = s + m
+            for i, d in pairs:
+                j = s + i + d
+                if j < mem.size and wid[j] == wid[s]:
+                    out[mem[j]] = max(out[mem[j]], mem[s + i])
+    return out
+
+
 def lower(trace: Trace, arch: GPU, ctas=None, global_level=None, policy: str = "gto",
           active_sms: int | None = None, stall_counts: dict | None = None,
-          scoreboards: dict | None = None) -> Lowered:
+          scoreboards: dict | None = None, read_barriers=None) -> Lowered:
     """Flat engine arrays for the rows of `ctas` (trace CTA ids, default all), resident together.
 
     global_level: optional int array, one per trace row, saying where each global load
@@ -178,6 +213,8 @@ def lower(trace: Trace, arch: GPU, ctas=None, global_level=None, policy: str = "
     stall_counts: the kernel's ptxas stall counts, {opcode: mean} (control_codes.stall_table);
     default none: a warp may issue every cycle, memory instructions every mem_issue_interval.
     scoreboards: ptxas's dependency-barrier counts (engine_params); default none.
+    read_barriers: ptxas's read barriers on memory instructions (control_codes.read_barrier_table,
+    read_waits); default none: a memory instruction's registers are free once it issues.
     """
     rows = trace.rows
     all_ctas = np.flatnonzero(np.bincount(rows["cta"]))
@@ -232,6 +269,7 @@ def lower(trace: Trace, arch: GPU, ctas=None, global_level=None, policy: str = "
     if global_level is not None:
         level = np.asarray(global_level, np.int8)[take]
     line_ptr, line_id = _load_lines(trace, take, arch.line_bytes)
+    op_cls_rows = op_cls[ops]
     gap = np.ones(n, np.int64)
     if stall_counts:
         gap = row_gaps(ops, warp_start, list(trace.opcodes), stall_counts)
@@ -239,10 +277,11 @@ def lower(trace: Trace, arch: GPU, ctas=None, global_level=None, policy: str = "
         ctas=np.asarray(ctas, np.int64), warp_start=warp_start, warp_cta=warp_cta,
         warp_in_cta=(warp_sm % wpc).astype(np.int64), warp_sm=warp_sm.astype(np.int64),
         warp_smsp=warp_smsp, cta_warp_start=cta_warp_start, smsp_warps=smsp_warps, smsp_start=smsp_start,
-        cls=op_cls[ops], unit=op_unit[ops], lat=op_lat[ops].astype(np.int64),
+        cls=op_cls_rows, unit=op_unit[ops], lat=op_lat[ops].astype(np.int64),
         wf=rows["wavefronts"][take].astype(np.int64), sectors=rows["sectors"][take].astype(np.int64),
         lines=rows["lines"][take].astype(np.int64), level=level, gap=gap,
         line_ptr=line_ptr, line_id=line_id,
         dep=dep, op=ops, opcodes=list(trace.opcodes), row_warp=row_warp, trace_row=take.astype(np.int64),
         params=engine_params(arch, policy, active_sms, bool(stall_counts), scoreboards), sampled_rows=int((rows["weight"][take] > 1).sum()),
-        bar_hold=op_hold[ops])
+        bar_hold=op_hold[ops],
+        rb_wait=read_waits(ops, op_cls_rows, row_warp, list(trace.opcodes), read_barriers))

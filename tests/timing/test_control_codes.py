@@ -11,8 +11,8 @@ import gpusim
 from gpusim.arch.presets import H200
 from gpusim.kernel.spec import get_kernel
 from gpusim.timing import simulate_sm, STATES
-from gpusim.timing.control_codes import (barriers, parse_sass, row_gaps, sass_wait_per_inst, scoreboard_table,
-                                         stall_count, stall_table, trace_name)
+from gpusim.timing.control_codes import (barriers, parse_sass, read_barrier_table, row_gaps, sass_wait_per_inst,
+                                         scoreboard_table, stall_count, stall_table, trace_name)
 from tests.timing.hand_trace import HandTrace
 
 HW = Path(__file__).resolve().parents[2] / "traces" / "hw" / "h200"
@@ -36,6 +36,21 @@ def test_regblock_tile_loads_share_a_barrier():
     sts = [wait for _, op, _, _, wait in ins if op == "STS"]
     assert sts[:4] == [1 << 2, 1 << 3, 1 << 4, 1 << 5]
     assert scoreboard_table("regblock", gpusim.simulate("regblock", 256).params) == {"global": 4}
+
+
+def test_regblock_read_barriers():
+    """traces/static/regblock.sass: in the K loop only the 5th LDG sets a read barrier (0x0650, SB0)
+    and the IMAD.WIDE at 0x0680, just before the 7th LDG, waits on it: the block (12 LDG, 12 STS, 32
+    LDS.128) gets the pair (4, 2). The store block's 64 STG carry read barriers too."""
+    text = (Path(__file__).resolve().parents[2] / "traces" / "static" / "regblock.sass").read_text()
+    ins = [x for x in barriers(text) if 0x05c0 <= x[0] <= 0x0720]
+    assert [(off, rd) for off, op, _, rd, _ in ins if rd != 7] == [(0x0650, 0)]
+    assert next(wait for off, _, _, _, wait in ins if off == 0x0680) == 1
+    table = dict(read_barrier_table("regblock", gpusim.simulate("regblock", 256).params))
+    kloop = ("LDG.E",) * 12 + ("STS",) * 12 + ("LDS.128",) * 32
+    assert table[kloop] == ((4, 2),)
+    assert any(names == ("STG.E",) * 64 for names in table)
+    assert read_barrier_table("no-such-kernel", {}) is None
 
 
 def test_parse_sass_listing():

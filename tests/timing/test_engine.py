@@ -340,3 +340,17 @@ def test_loads_sharing_a_dependency_barrier_are_waited_for_together():
     assert shared.issue_cycle.tolist() == [0, 1, 2, 3, 282, 285, 286, 287]
     assert states(shared, 0) == {"selected": 8, "long_scoreboard": 280}
     check_invariants(shared)
+
+
+def test_a_read_barrier_holds_the_next_memory_instruction_until_the_pipe_takes_its_producer():
+    """Warp 1's 160-sector LDG holds the L1TEX stage for cycles 0-9. Warp 0 issues an FFMA and three
+    LDGs at 1, 2, 3; its first is taken at 10. With ptxas's read barrier on that load waited on
+    before the third (control_codes.read_barrier_table's (0, 2)), the third issues at 11, its warp
+    in long_scoreboard for the 8 cycles between (ncu's PC samples put read-barrier waits there)."""
+    spec = [row(1, "LDG.E", 0, sectors=160), row(0, "FFMA", 0)] + [row(0, "LDG.E", 1 + i, sectors=4) for i in range(3)]
+    free = simulate_sm(make_trace(spec), ARCH)
+    assert free.issue_cycle.tolist()[:4] == [0, 1, 2, 3]
+    held = simulate_sm(make_trace(spec), ARCH, read_barriers=((("LDG.E",) * 3, ((0, 2),)),))
+    assert held.issue_cycle.tolist()[:4] == [0, 1, 2, 11]
+    assert states(held, 0)["long_scoreboard"] == 8
+    check_invariants(held)

@@ -25,3 +25,18 @@ def test_lower_groups_remaps_and_assigns_smsp():
     assert lw.unit.tolist()[1::2] == [E.U_FMA, E.U_FMA, E.U_HEAVY]
     assert lw.wf.tolist()[:3] == [2, 0, 1] and lw.sectors[4] == 4
     assert lw.cta_warp_start.tolist() == [0, 2, 3]
+
+
+def test_read_waits_match_blocks_per_warp_left_to_right():
+    """Memory rows of each warp are matched against a block's sequence without overlap and never
+    across warps; within a match the row d memory rows after the i-th waits for it, also past the
+    match's end; integer rows between are skipped (the wait moves to the memory instruction)."""
+    spec = []
+    for w in range(2):
+        seqs = ["LDG.E", "IADD3", "LDG.E", "STS", "LDG.E", "LDG.E", "STS"] if w == 0 else ["LDG.E", "LDG.E"]
+        spec += [row(w, op, i) for i, op in enumerate(seqs)]
+    lw = lower(make_trace(spec), ARCH, read_barriers=((("LDG.E", "LDG.E", "STS"), ((0, 2), (1, 3))),))
+    assert [lw.opcodes[o] for o in lw.op[:7]] == ["LDG.E", "IADD3", "LDG.E", "STS", "LDG.E", "LDG.E", "STS"]
+    # warp 0's memory rows 0, 2, 3 | 4, 5, 6 match twice; the second match's (1, 3) would land in warp 1
+    assert {i: int(p) for i, p in enumerate(lw.rb_wait) if p >= 0} == {3: 0, 5: 2, 6: 4}
+    assert (lower(make_trace(spec), ARCH).rb_wait == -1).all()
