@@ -195,21 +195,27 @@ def _sb_taken(r, w, rdy, row_sb, row_gen, sb_gen, sb_untaken, sb_ready):
 
 
 @njit(cache=True)
-def _purge(ret, rn, fl, t):
-    """Drop the in-flight entries whose data returned by t; returns (entries dropped, next return)."""
+def _purge(ret, rn, fl, nr, t):
+    """Drop the in-flight entries whose data returned by t (only SMSPs whose earliest return nr[s]
+    is due are scanned); returns (entries dropped, next return)."""
     gone, nxt = np.int64(0), INF
     for s in range(rn.shape[0]):
-        k = 0
-        while k < rn[s]:
-            if ret[s, k] <= t:
-                rn[s] -= 1
-                ret[s, k] = ret[s, rn[s]]
-                fl[s] -= 1
-                gone += 1
-            else:
-                if ret[s, k] < nxt:
-                    nxt = ret[s, k]
-                k += 1
+        if nr[s] <= t:
+            k = 0
+            m = INF
+            while k < rn[s]:
+                if ret[s, k] <= t:
+                    rn[s] -= 1
+                    ret[s, k] = ret[s, rn[s]]
+                    fl[s] -= 1
+                    gone += 1
+                else:
+                    if ret[s, k] < m:
+                        m = ret[s, k]
+                    k += 1
+            nr[s] = m
+        if nr[s] < nxt:
+            nxt = nr[s]
     return gone, nxt
 
 
@@ -283,6 +289,8 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
     mio_rn = np.zeros(n_smsp, np.int64)
     lg_rn = np.zeros(n_smsp, np.int64)
     mio_nr, lg_nr = INF, INF
+    mio_nr_s = np.full(n_smsp, INF, np.int64)     # ... per SMSP
+    lg_nr_s = np.full(n_smsp, INF, np.int64)
     smsp_last_t = np.full(n_smsp, -2, np.int64)   # cycle and warp of each SMSP's last issue
     smsp_last_w = np.full(n_smsp, -1, np.int64)
     pend = np.zeros(n_warps, np.int64)            # 1 / 2: eligible pending an SM-wide MIO / LG entry
@@ -355,12 +363,12 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
         wake = INF
         issued = False
         if t >= mio_nr:
-            gone, mio_nr = _purge(mio_ret, mio_rn, mio_fl, t)
+            gone, mio_nr = _purge(mio_ret, mio_rn, mio_fl, mio_nr_s, t)
             mio_total -= gone
             if gone > 0:
                 _clear_recheck(state, recheck, S_MIO_THROTTLE)
         if t >= lg_nr:
-            gone, lg_nr = _purge(lg_ret, lg_rn, lg_fl, t)
+            gone, lg_nr = _purge(lg_ret, lg_rn, lg_fl, lg_nr_s, t)
             lg_total -= gone
             if gone > 0:
                 _clear_recheck(state, recheck, S_LG_THROTTLE)
@@ -667,6 +675,7 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                 if sb_on and row_sb[r] >= 0:
                     _sb_taken(r, w, ready[r], row_sb, row_gen, sb_gen, sb_untaken, sb_ready)
                 mio_nr = min(mio_nr, rel)
+                mio_nr_s[s] = min(mio_nr_s[s], rel)
                 wake = min(wake, done)
         for s in range(n_smsp):
             if mio_cnt[s] > 0:
@@ -719,6 +728,7 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                 if sb_on and row_sb[r] >= 0:
                     _sb_taken(r, rows[r, R_WARP], ready[r], row_sb, row_gen, sb_gen, sb_untaken, sb_ready)
                 lg_nr = min(lg_nr, rel)
+                lg_nr_s[s] = min(lg_nr_s[s], rel)
                 wake = min(wake, done)
         for s in range(n_smsp):
             if lg_cnt[s] > 0:
