@@ -98,9 +98,9 @@ class GPU:
     # distinct 128-B line it touches (ncu l1tex__data_pipe_lsu_wavefronts_mem_lgds = D exactly), and
     # the stage retires 0.987-0.998 wavefronts per SM cycle for D = 4..32 lines per request (64 warps
     # per SM); D = 1 and 2 take 2.52 cycles per request, but there ncu shows no lg_throttle and 0.14
-    # long_scoreboard per issue: the loop's own instructions bound it, not L1TEX (coalesced's L1-hit
-    # loads of one line run at 1.34 cycles per request per SM: its record at 4096). Confirms
-    # l1_data_lines_per_cycle.
+    # long_scoreboard per issue: the loop's address arithmetic bounds it, not L1TEX. Without it
+    # (micro/l1_request_cost.json: LDG [R+imm], 64 warps) a one-line request costs 1.08 cycles whether
+    # it reads 4 sectors or 1 (a broadcast), a 4-line one 4.04. Confirms l1_data_lines_per_cycle.
     l1_data_wavefronts_per_sm_cycle: float = 1.0  # [M] micro/lg_throughput.json
     # [M] micro/mio_queue_depth.json, lg_queue_depth.json: one warp issues an LDS / LDG once every 4
     # cycles (issue_cycles +4 per load, 1 or 4 warps), and queue_stalls_ncu.json counts the 3 cycles
