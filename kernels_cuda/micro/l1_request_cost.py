@@ -105,7 +105,7 @@ def record(dir_: Path, dest: Path):
                "cycles_per_request_runs": v}
         if wps == 2 * NCU_WARPS and mode < len(ncu):
             m = ncu[mode]
-            row["ncu"] = m
+            row["ncu"] = {k: v for k, v in m.items() if k.split("__")[0] in ("sm", "smsp", "l1tex")}
             req = m.get("l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum")
             if req:
                 sm = m["sm__cycles_elapsed.avg"]
