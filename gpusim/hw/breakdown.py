@@ -1,0 +1,113 @@
+"""Where the memory pipes' time goes in a ladder twin: ncu's throughput breakdowns.
+
+    PYTHONPATH=. python3 -m gpusim.hw.breakdown --out "$OUT" --size 2048 [--kernels coalesced ...]
+
+Nsight Compute's Speed Of Light and Memory Workload Analysis sections report each unit's throughput
+as the largest of its sub-unit counters (l1tex__throughput = max of the tag stage's requests and
+sectors, the data stage's wavefronts, the fill and miss paths, ...; the same for lts__throughput).
+With `breakdown:` every sub-counter comes back, as % of its peak: which stage of L1TEX or the L2
+limits the kernel, the question the ladder records (time, stall ratios) cannot answer. One record
+per kernel, `breakdown_<kernel>_<size>.json`: every metric of the one profiled launch, by name.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from gpusim.kernel.spec import LADDER
+
+REPO = Path(__file__).resolve().parents[2]
+SCHEMA = "gpusim.hw.breakdown/1"
+METRICS = [
+    "breakdown:l1tex__throughput.avg.pct_of_peak_sustained_elapsed",
+    "breakdown:lts__throughput.avg.pct_of_peak_sustained_elapsed",
+    "sm__cycles_elapsed.avg", "smsp__inst_executed.sum",
+    "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum", "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
+    "l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_hit.sum",
+    "l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_miss.sum",
+    "l1tex__data_pipe_lsu_wavefronts_mem_lgds.sum", "l1tex__lsu_writeback_active.sum",
+    "l1tex__m_xbar2l1tex_read_sectors.sum", "lts__t_sectors_srcunit_tex_op_read.sum",
+]
+
+
+def all_metrics(rep: str, ncu: str) -> tuple[str, dict]:
+    """(kernel name, {metric: value}) of the report's one launch; non-numeric metrics left out."""
+    from gpusim.hw import ncu as ncu_mod
+    act = ncu_mod.import_ncu_report(ncu).load_report(rep).range_by_idx(0).action_by_idx(0)
+    out = {}
+    for name in act.metric_names():
+        if name.split("__")[0] not in ("sm", "smsp", "l1tex", "lts", "dram", "gpu"):
+            continue
+        try:
+            out[name] = act.metric_by_name(name).as_double()
+        except Exception:      # noqa: BLE001 - a string or instanced metric
+            continue
+    return act.name(), out
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--size", type=int, default=2048)
+    ap.add_argument("--kernels", nargs="*", default=list(LADDER))
+    a = ap.parse_args(argv)
+    from gpusim.hw import twins, ncu as ncu_mod
+    from gpusim.hw.devinfo import smi_summary, utc_now
+    from gpusim.hw.runner import BUILD_DIR
+    ncu = ncu_mod.find_ncu()
+    if ncu is None:
+        print("no ncu on this machine", file=sys.stderr)
+        return 2
+    out = Path(a.out)
+    out.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix="gpusim_breakdown_"))
+    smi = smi_summary()
+    print(smi, flush=True)
+    env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    ver = subprocess.run([ncu, "--version"], capture_output=True, text=True).stdout
+    for k in a.kernels:
+        p = twins.resolve_params(k, None)
+        cubin, ptxas, _ = twins.build(k, p, BUILD_DIR)
+        jobs = work / f"jobs_{k}.json"
+        jobs.write_text(json.dumps([{"label": k, "kernel": k, "params": p, "cubin": str(cubin)}]))
+        rep = work / f"breakdown_{k}"
+        cmd = [ncu, "--clock-control", "none", "--cache-control", "all", "--replay-mode", "kernel",
+               "--profile-from-start", "off", "--section", "SpeedOfLight", "--section", "MemoryWorkloadAnalysis",
+               "--section", "MemoryWorkloadAnalysis_Tables", "--metrics", ",".join(METRICS),
+               "-f", "-o", str(rep),
+               sys.executable, "-m", "gpusim.hw.profile", "--size", str(a.size), "--jobs", str(jobs),
+               "--manifest", str(work / f"manifest_{k}.json")]
+        r = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO, env=env, timeout=400)
+        if r.returncode != 0:       # a metric this ncu lacks: the sections alone still carry the breakdowns
+            print(f"{k}: ncu with --metrics failed, again without: {(r.stderr or r.stdout)[-300:]}", flush=True)
+            i = cmd.index("--metrics")
+            cmd = cmd[:i] + cmd[i + 2:]
+            r = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO, env=env, timeout=400)
+        if r.returncode != 0:
+            print(f"{k}: ncu failed ({r.returncode}): {(r.stderr or r.stdout)[-800:]}", flush=True)
+            continue
+        name, metrics = all_metrics(str(rep) + ".ncu-rep", ncu)
+        rec = {
+            "schema": SCHEMA, "kernel": k, "size": a.size, "params": p, "ncu_kernel_name": name,
+            "date": utc_now(), "device": smi, "ncu_version": ncu_mod.ncu_version(ver),
+            "command": "PYTHONPATH=. python3 -m gpusim.hw.breakdown " + " ".join(sys.argv[1:]).replace(str(out), "$OUT"),
+            "ncu_command": " ".join(["ncu"] + cmd[1:cmd.index("-o")] + ["-o", "<work>/breakdown_" + k,
+                                     "python3 -m gpusim.hw.profile", "--size", str(a.size), "..."]),
+            "how": "one profiled launch after one warm-up (gpusim.hw.profile), caches flushed; every sm/smsp/"
+                   "l1tex/lts/dram/gpu metric of the report",
+            "ptxas": ptxas, "metrics": metrics,
+        }
+        (out / f"breakdown_{k}_{a.size}.json").write_text(json.dumps(rec, indent=0, sort_keys=True))
+        top = sorted(((v, n) for n, v in metrics.items() if n.endswith("pct_of_peak_sustained_elapsed")
+                      and n.split("__")[0] in ("l1tex", "lts")), reverse=True)[:8]
+        print(f"{k}: {len(metrics)} metrics; " + ", ".join(f"{n} {v:.1f}" for v, n in top), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
