@@ -122,6 +122,11 @@ class GPU:
     # shared pipe writes back 2 registers (32 lanes each) per cycle besides its wavefront per cycle
     shared_writeback_regs_per_sm_cycle: int = 2  # [M] per SM
     smsp_l1_cycles_per_line: int = 2            # [M] per SMSP
+    # [PG][M] ncu counts one L1TEX data pipe (l1tex__data_pipe_lsu_wavefronts = _mem_shared + _mem_lgds)
+    # whose peak is one wavefront per cycle; traces/hw/h200/breakdown/: regblock at 2048 runs it at
+    # 0.76 shared + 0.13 global wavefronts per cycle (89 % of peak): a global request's lines take cycles
+    # of the pipe the shared loads and stores use (oldest first between the two queues)
+    shared_and_global_share_data_pipe: bool = True
     # [M] micro/mio_queue_depth.json one warp: bursts of 32 / 40 / 48 / 64 LDS issue at 151 / 663 /
     # 1175 / 2199 cycles: the 32nd waits for the 2nd load's DATA (start 65 + 62 + 23 = 150), then one
     # issue per 64-cycle return: an MIO / LG entry counts against the depth until its data returns

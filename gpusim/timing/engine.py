@@ -101,7 +101,7 @@ U_NONE, U_FMA, U_HEAVY, U_ALU, U_XU = range(5)
  P_L1_LAT, P_L2_LAT, P_DRAM_LAT, P_L1_SECTORS, P_FILL_BYTES, P_SECTOR_BYTES, P_BAR_RELEASE,
  P_POLICY, P_MIO_SM_DEPTH, P_LG_SM_DEPTH, P_L1_LINES, P_BAR_ARRIVE, P_L2_SHARE_FP, P_DRAM_SHARE_FP,
  P_SWITCH_FMA, P_MEM_ISSUE_IV, P_WARP_SHARED_CPW, P_SMSP_L1_CPL, P_QUEUE_AT_RETURN, P_SHARED_WB,
- P_SB_GLOBAL, P_SB_SHARED, N_PARAMS) = range(29)
+ P_SB_GLOBAL, P_SB_SHARED, P_DATA_PIPE_UNIFIED, N_PARAMS) = range(30)
 FP = 256              # sub-cycle units of the L2 / DRAM bandwidth servers
 POLICY_GTO, POLICY_LRR, POLICY_GTO_OLDEST = 0, 1, 2
 # counters vector
@@ -353,6 +353,7 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
     lg_cnt = np.zeros(n_smsp, np.int64)
     shared_free = np.int64(0)
     l1_free = np.int64(0)
+    data_unified = params[P_DATA_PIPE_UNIFIED] != 0
     fill_free = np.int64(0)
     counters = np.zeros(N_COUNTERS, np.int64)
     line_ready = np.zeros(max(line_id.shape[0], 1), np.int64)   # when each line's fill from L2/DRAM lands
@@ -651,6 +652,11 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
         # load returns one wavefront per shared_cpw cycles and one register write per cycle
         if shared_free <= t:
             s = _oldest_head(mio_buf, mio_head, mio_cnt, issue_cycle, no_smsp_limit, t)
+            if s >= 0 and data_unified and l1_free <= t:
+                # one data pipe for both: an older global request waiting at L1TEX goes first
+                g = _oldest_head(lg_buf, lg_head, lg_cnt, issue_cycle, smsp_l1_free, t)
+                if g >= 0 and issue_cycle[lg_buf[g, lg_head[g]]] < issue_cycle[mio_buf[s, mio_head[s]]]:
+                    s = -1
             if s >= 0:
                 r = mio_buf[s, mio_head[s]]
                 mio_head[s] = (mio_head[s] + 1) % mio_depth
@@ -681,7 +687,7 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
             if mio_cnt[s] > 0:
                 wake = min(wake, max(t + 1, shared_free))
         # ---- L1TEX: one request and l1_sectors sectors per cycle per SM; L2/DRAM fill path
-        if l1_free <= t:
+        if l1_free <= t and (shared_free <= t or not data_unified):
             s = _oldest_head(lg_buf, lg_head, lg_cnt, issue_cycle, smsp_l1_free, t)
             if s >= 0:
                 r = lg_buf[s, lg_head[s]]
@@ -692,6 +698,8 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                 n = max((sec + l1_sectors - 1) // l1_sectors, (np.int64(rows[r, R_LINES]) + l1_lines - 1) // l1_lines,
                         np.int64(1))
                 l1_free = t + n
+                if data_unified:        # its lines pass the data pipe the shared wavefronts use
+                    shared_free = t + max(np.int64(rows[r, R_LINES]), np.int64(1))
                 smsp_l1_free[s] = t + l1_cpl * n
                 counters[K_L1_BUSY] += n
                 fill_at = np.int64(0)
@@ -732,7 +740,7 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                 wake = min(wake, done)
         for s in range(n_smsp):
             if lg_cnt[s] > 0:
-                wake = min(wake, max(t + 1, l1_free, smsp_l1_free[s]))
+                wake = min(wake, max(t + 1, l1_free, smsp_l1_free[s], shared_free if data_unified else t))
 
         # ---- advance: to the next cycle, or past cycles in which nothing can change
         if n_left == 0:

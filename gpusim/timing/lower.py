@@ -136,6 +136,7 @@ def engine_params(arch: GPU, policy: str = "gto", active_sms: int | None = None,
     p[E.P_SB_GLOBAL] = int(sb.get("global", 0))
     p[E.P_SB_SHARED] = int(sb.get("shared", 0))
     p[E.P_SMSP_L1_CPL] = arch.smsp_l1_cycles_per_line
+    p[E.P_DATA_PIPE_UNIFIED] = int(arch.shared_and_global_share_data_pipe)
     p[E.P_QUEUE_AT_RETURN] = int(arch.queue_entry_until_return)
     p[E.P_MIO_SM_DEPTH] = arch.mio_sm_queue_depth
     p[E.P_LG_SM_DEPTH] = arch.lg_sm_queue_depth

@@ -19,7 +19,7 @@ from gpusim.arch.presets import H200
 from gpusim.errors import GpusimError
 from gpusim.kernel.context import Ctx, Sampler
 from gpusim.kernel.opcodes import TABLE
-from gpusim.timing import simulate_sm, STATES, LEVEL_DRAM
+from gpusim.timing import simulate_sm, STATES, LEVEL_DRAM, LEVEL_L1
 from gpusim.trace.trace import ROW_DTYPE, Trace, trace_from_ctx
 
 ARCH = replace(H200, ffma_dependent_latency_cycles=4.0, imad_latency_cycles=4, lds_latency_cycles=23.0,
@@ -354,3 +354,26 @@ def test_a_read_barrier_holds_the_next_memory_instruction_until_the_pipe_takes_i
     assert held.issue_cycle.tolist()[:4] == [0, 1, 2, 11]
     assert states(held, 0)["long_scoreboard"] == 8
     check_invariants(held)
+
+
+def test_shared_and_global_wavefronts_share_the_data_pipe():
+    """L1TEX has one data pipe for shared wavefronts and global lines (ncu: l1tex__data_pipe_lsu_
+    wavefronts = _mem_shared + _mem_lgds; traces/hw/h200/breakdown/). Warp 0's 8-wavefront LDS and
+    warp 1's 4-line L1-hit LDG issue at 0: the LDS takes the pipe for cycles 0-7 (a tie goes to the
+    shared queue), so the LDG's data, taken at 8, is ready at 8 + 3 + 32 = 43, not 35. The other way
+    round, an LDG at 0 holds the pipe for its 4 lines and an LDS issued at 1 waits until 4."""
+    lvl = LEVEL_L1
+    spec = [row(0, "LDS", 0, wf=8), row(0, "FFMA", 1, (0,)), row(1, "LDG.E", 0, sectors=4), row(1, "FFMA", 1, (0,))]
+    t = make_trace(spec)
+    t.rows["lines"][2] = 4
+    one = simulate_sm(t, ARCH, global_level=np.full(len(t), lvl, np.int8))
+    two = simulate_sm(t, replace(ARCH, shared_and_global_share_data_pipe=False), global_level=np.full(len(t), lvl, np.int8))
+    assert one.issue_cycle.tolist() == [0, 30, 0, 43]
+    assert two.issue_cycle.tolist() == [0, 30, 0, 35]
+    spec = [row(0, "FFMA", 0), row(0, "LDS", 1, wf=1), row(0, "FFMA", 2, (1,)), row(1, "LDG.E", 0, sectors=4)]
+    t = make_trace(spec)
+    t.rows["lines"][3] = 4
+    res = simulate_sm(t, ARCH, global_level=np.full(len(t), lvl, np.int8))
+    alone = simulate_sm(t, replace(ARCH, shared_and_global_share_data_pipe=False), global_level=np.full(len(t), lvl, np.int8))
+    assert res.issue_cycle[2] - alone.issue_cycle[2] == 3      # the LDS taken at 4 instead of 1
+    check_invariants(res)
