@@ -8,14 +8,17 @@ first look at the result. Times are this thread's CPU time (one core), best of -
 Usage: python bench/bench_engine.py [--size 256] [--repeat 5] [--ctas 2]
 """
 import argparse
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
-import gpusim
-from gpusim.errors import UnknownKernel
-from gpusim.kernel import KernelSpec, align_period
-from gpusim.timing import simulate_sm, lower, run_lowered, STATES
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))     # this checkout's gpusim, not an installed one
+import gpusim  # noqa: E402
+from gpusim.errors import UnknownKernel  # noqa: E402
+from gpusim.kernel import KernelSpec, align_period  # noqa: E402
+from gpusim.timing import simulate_sm, lower, run_lowered, STATES  # noqa: E402
 
 
 def regtile2d_standin(k, M, N, K, alpha, A, B, beta, C, BM=128, BN=128, BK=8, TM=8, TN=8):
