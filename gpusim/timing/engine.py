@@ -60,9 +60,11 @@ Model (all times integer SM cycles; `t` is the current cycle):
     the tag stage takes 16 sectors a cycle, the data stage one 128-B line a cycle.
     A load's data comes from level[row] (0 L1, 1 L2, 2 DRAM, from the cache model or all L2)
     after that level's latency; an L1 hit on a line that an earlier miss is still fetching gets
-    its data when that fill lands, not before (the cache model decides hit or miss in program
-    order; the engine keeps, per 128-B line, when its last fill from L2/DRAM completes), and
-    its queue entry frees at its own return. An L1 miss also takes its bytes through the SM's
+    its data when that fill lands, not before, and its queue entry counts until then (the cache
+    model decides hit or miss in program order; the engine keeps, per 128-B line, when its last
+    fill from L2/DRAM completes). When a hit reaches L1TEX before the miss the cache model put
+    ahead of it (provider), the hit fetches the line at the miss's level and the miss, when it
+    comes, is a hit on that fill. An L1 miss also takes its bytes through the SM's
     share of the chip's L2 bandwidth (no more than the L2->L1 port, fill_bytes a cycle) and a DRAM
     miss through its share of the DRAM bandwidth: in-order servers in 1/256-cycle units;
     the data is ready at the later of the latency and the servers' completion.
@@ -253,11 +255,12 @@ def _taken(r, s, t, done, at_return, ready, ret, rn, rows, pending_mem, mem_done
 
 @njit(cache=True)
 def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
-        rows, line_id, params, rb_wait):
+        rows, line_id, params, rb_wait, provider):
     """Simulate; returns (cycles, state_cycles[warp, state], issue_cycle[row], finish[warp], counters,
     op_state_cycles[opcode id, state]).
     rows: (n, ROW_STRIDE) int32, the R_* fields of each row (pack_rows). rb_wait: per row, the memory
-    row whose pipe-take (register read, ptxas's read barrier) it waits for, -1 none."""
+    row whose pipe-take (register read, ptxas's read barrier) it waits for, -1 none. provider: per L1-hit
+    global load, the cache model's miss that brings its line in (lower.fill_providers), -1 none."""
     n_warps = warp_start.shape[0] - 1
     n_rows = rows.shape[0]
     n_ctas = cta_warp_start.shape[0] - 1
@@ -315,6 +318,7 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
     row_gen = np.zeros(n_rows if sb_on else 1, np.int64)
     issue_cycle = np.full(n_rows, -1, np.int64)
     taken_at = np.full(n_rows, INF, np.int64)        # when the pipe took a memory row (read its registers)
+    fetched_for = np.zeros(n_rows, np.bool_)         # a miss whose line a hit reaching L1TEX first fetched
     pc = warp_start[:-1].copy()
     counts = np.zeros((n_warps, N_STATES), np.int64)
     n_ops = 1
@@ -705,6 +709,15 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                 fill_at = np.int64(0)
                 if rows[r, R_CLS] == C_LDG:
                     lv = rows[r, R_LEVEL]
+                    p = provider[r]
+                    if lv == 0 and p >= 0 and taken_at[p] >= INF:
+                        # a hit whose line the cache model's miss p brings in, but p has not reached
+                        # L1TEX yet: the first such request fetches the line in p's stead
+                        if not fetched_for[p]:
+                            fetched_for[p] = True
+                            lv = rows[p, R_LEVEL]
+                    elif lv > 0 and fetched_for[r]:
+                        lv = 0          # a later hit already fetched its line: it waits for that fill
                     done = t + l1_cpl * (n - 1) + level_lat[lv]
                     if lv > 0:
                         # L2 -> L1 (every miss of L1), and DRAM -> L2 (misses of L2): in-order
@@ -726,8 +739,8 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                             fill_at = max(fill_at, line_ready[line_id[j]])
                 else:
                     done = t + l1_cpl * n
-                rel = _taken(r, s, t, done, at_return, ready, lg_ret, lg_rn, rows, pending_mem, mem_done, recheck,
-                             taken_at)
+                rel = _taken(r, s, t, max(done, fill_at), at_return, ready, lg_ret, lg_rn, rows, pending_mem,
+                             mem_done, recheck, taken_at)
                 if fill_at > done:
                     # the hit's queue entry frees with its own return; its data waits for the fill
                     ready[r] = fill_at

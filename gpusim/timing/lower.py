@@ -54,6 +54,7 @@ class Lowered:
     sampled_rows: int           # rows with weight > 1 (timed once each)
     bar_hold: np.ndarray        # 1: the row waits for a pending barrier's release (memory, control, ADU)
     rb_wait: np.ndarray         # memory row whose register read (ptxas's read barrier) the row waits for, -1
+    provider: np.ndarray        # per L1-hit global load: the miss that brings its line into L1, -1 none
 
     @cached_property
     def rows(self) -> np.ndarray:
@@ -204,6 +205,34 @@ def read_waits(op: np.ndarray, cls: np.ndarray, row_warp: np.ndarray, opcodes: l
     return out
 
 
+def fill_providers(level: np.ndarray, line_ptr: np.ndarray, line_id: np.ndarray, order_key: np.ndarray) -> np.ndarray:
+    """Per lowered row: for a global load the cache model calls an L1 hit, the latest earlier load (in
+    the cache model's order, order_key) that missed on one of its lines, -1 if none: the fill it waits
+    for. The engine's timeline need not follow that order (another warp's hit can reach L1TEX before
+    the miss does); it then lets the hit fetch the line instead (engine.run)."""
+    n = len(level)
+    out = np.full(n, -1, np.int64)
+    cnt = np.diff(line_ptr)
+    if line_id.size == 0:
+        return out
+    row = np.repeat(np.arange(n), cnt)
+    srt = np.lexsort((order_key[row], line_id))       # by line, then the cache model's order
+    r_s, l_s = row[srt], line_id[srt]
+    pos = np.arange(len(srt))
+    miss = level[r_s] > 0
+    last = np.maximum.accumulate(np.where(miss, pos, -1))     # latest miss at or before each position
+    ok = (last >= 0) & ~miss
+    ok[ok] = l_s[last[ok]] == l_s[ok]                   # ... on the same line
+    prov = np.full(len(srt), -1, np.int64)
+    prov[ok] = r_s[last[ok]]
+    hit_rows, provs = r_s[ok], prov[ok]
+    # a row with several lines waits on the latest of its providers (order_key): sorted so, the last
+    # assignment per row wins
+    k = np.lexsort((order_key[provs], hit_rows))
+    out[hit_rows[k]] = provs[k]
+    return out
+
+
 def lower(trace: Trace, arch: GPU, ctas=None, global_level=None, policy: str = "gto",
           active_sms: int | None = None, stall_counts: dict | None = None,
           scoreboards: dict | None = None, read_barriers=None) -> Lowered:
@@ -271,6 +300,9 @@ def lower(trace: Trace, arch: GPU, ctas=None, global_level=None, policy: str = "
         level = np.asarray(global_level, np.int8)[take]
     line_ptr, line_id = _load_lines(trace, take, arch.line_bytes)
     op_cls_rows = op_cls[ops]
+    # the cache model's order (gpusim.memory.cache.global_levels): sequence number, CTA, warp
+    cta_id = cta_col[take].astype(np.int64)
+    order_key = (seq[order] * (int(cta_id.max()) + 1) + cta_id) * wpc + rows["warp"][take].astype(np.int64)
     gap = np.ones(n, np.int64)
     if stall_counts:
         gap = row_gaps(ops, warp_start, list(trace.opcodes), stall_counts)
@@ -285,4 +317,5 @@ def lower(trace: Trace, arch: GPU, ctas=None, global_level=None, policy: str = "
         dep=dep, op=ops, opcodes=list(trace.opcodes), row_warp=row_warp, trace_row=take.astype(np.int64),
         params=engine_params(arch, policy, active_sms, bool(stall_counts), scoreboards), sampled_rows=int((rows["weight"][take] > 1).sum()),
         bar_hold=op_hold[ops],
-        rb_wait=read_waits(ops, op_cls_rows, row_warp, list(trace.opcodes), read_barriers))
+        rb_wait=read_waits(ops, op_cls_rows, row_warp, list(trace.opcodes), read_barriers),
+        provider=fill_providers(level, line_ptr, line_id, order_key))

@@ -19,7 +19,7 @@ from gpusim.arch.presets import H200
 from gpusim.errors import GpusimError
 from gpusim.kernel.context import Ctx, Sampler
 from gpusim.kernel.opcodes import TABLE
-from gpusim.timing import simulate_sm, STATES, LEVEL_DRAM, LEVEL_L1
+from gpusim.timing import simulate_sm, STATES, LEVEL_DRAM, LEVEL_L1, LEVEL_L2
 from gpusim.trace.trace import ROW_DTYPE, Trace, trace_from_ctx
 
 ARCH = replace(H200, ffma_dependent_latency_cycles=4.0, imad_latency_cycles=4, lds_latency_cycles=23.0,
@@ -376,4 +376,41 @@ def test_shared_and_global_wavefronts_share_the_data_pipe():
     res = simulate_sm(t, ARCH, global_level=np.full(len(t), lvl, np.int8))
     alone = simulate_sm(t, replace(ARCH, shared_and_global_share_data_pipe=False), global_level=np.full(len(t), lvl, np.int8))
     assert res.issue_cycle[2] - alone.issue_cycle[2] == 3      # the LDS taken at 4 instead of 1
+    check_invariants(res)
+
+
+def addr_trace(spec, lines):
+    """spec: (warp, opcode, seq, source seqs, load index or -1); load i reads 128-B line lines[i] (every
+    lane the same word)."""
+    rows = np.zeros(len(spec), ROW_DTYPE)
+    for i, (w, op, seq, srcs, mem) in enumerate(spec):
+        s = list(srcs) + [-1] * (3 - len(srcs))
+        on = 1 if mem >= 0 else 0
+        rows[i] = (0, w, TABLE.id(op), 0xFFFFFFFF, 1, seq, s[0], s[1], s[2], mem, on, on, 0, 0)
+    addr = np.repeat(np.asarray(lines, np.int64)[:, None] * 128, 32, axis=1)
+    return Trace(rows, addr, list(TABLE.ids))
+
+
+def test_the_first_load_to_reach_l1tex_fetches_a_missing_line():
+    """The cache model calls warp 0's load of a line the miss and warp 1's the hit (its order: sequence
+    number, then warp), but warp 1's load reaches L1TEX first (cycle 3; warp 0's waits on an FFMA until
+    4). The line is not in L1 yet, so warp 1's load fetches it (ready at 3 + 282) and warp 0's becomes
+    a hit on that fill (ready at 285, not 4 + 282). No load returns data the L1 does not hold."""
+    spec = [(0, "FFMA", 0, (), -1), (0, "LDG.E", 1, (0,), 0), (0, "FFMA", 2, (1,), -1),
+            (1, "IADD3", 0, (), -1), (1, "IADD3", 1, (), -1), (1, "LDG.E", 2, (), 1), (1, "FFMA", 3, (2,), -1)]
+    lvl = np.array([LEVEL_L1, LEVEL_L2, LEVEL_L1, LEVEL_L1, LEVEL_L1, LEVEL_L1, LEVEL_L1], np.int8)
+    res = simulate_sm(addr_trace(spec, [5, 5]), ARCH, global_level=lvl)
+    assert res.issue_cycle.tolist() == [0, 4, 285, 0, 2, 3, 285]
+    check_invariants(res)
+
+
+def test_a_hit_on_a_line_in_flight_holds_its_queue_entry_until_the_fill():
+    """An LG entry counts until its load's data returns (queue_entry_until_return); for an L1 hit on a
+    line an earlier miss is still fetching, that is the fill. With 2 entries per SMSP: the miss (0) and
+    the hit on its line (1) hold both until 282, so the third load issues at 282, not at 1 + 32."""
+    arch = replace(ARCH, queue_entry_until_return=True, lg_queue_depth=2)
+    spec = [(0, "LDG.E", 0, (), 0), (0, "LDG.E", 1, (), 1), (0, "LDG.E", 2, (), 2)]
+    lvl = np.array([LEVEL_L2, LEVEL_L1, LEVEL_L1], np.int8)
+    res = simulate_sm(addr_trace(spec, [5, 5, 9]), arch, global_level=lvl)
+    assert res.issue_cycle.tolist() == [0, 1, 282]
     check_invariants(res)
