@@ -55,6 +55,9 @@ Model (all times integer SM cycles; `t` is the current cycle):
     path then delivers it in n = max(shared_cpw * wavefronts, wavefronts * V) cycles after
     its previous load's (shared_cpw = 2): ready at start' + n - n / wavefronts + lds_latency
     (so an uncontended LDS.32 costs lds_latency; one warp's conflict-free LDS.128 16 cycles).
+  * One data pipe (shared_and_global_share_data_pipe): the shared wavefronts above and a global
+    request's lines share it; a hit or store holds it from when L1TEX takes it (the older of the two
+    queues' heads first), a miss for its lines' cycles when its fill lands (a FIFO of charges).
   * Global memory: the L1TEX stage takes the oldest LG queue head when free, busy for
     max(ceil(sectors / l1_sectors_per_cycle), ceil(lines / l1_lines_per_cycle), 1) cycles:
     the tag stage takes 16 sectors a cycle, the data stage one 128-B line a cycle.
@@ -194,6 +197,22 @@ def _sb_taken(r, w, rdy, row_sb, row_gen, sb_gen, sb_untaken, sb_ready):
         sb_untaken[w, b] -= 1
         if rdy > sb_ready[w, b]:
             sb_ready[w, b] = rdy
+
+
+@njit(cache=True, inline="always")
+def _global_level(r, rows, provider, taken_at, fetched_for):
+    """(level a global row is served from now, whether it fetches the line for its provider): a hit
+    whose provider miss has not reached L1TEX fetches in its stead (the first such hit only); a miss
+    whose line such a hit already fetched is a hit on that fill. Stores: 0. Nothing is changed."""
+    if rows[r, R_CLS] != C_LDG:
+        return np.int64(0), False
+    lv = np.int64(rows[r, R_LEVEL])
+    p = provider[r]
+    if lv == 0 and p >= 0 and taken_at[p] >= INF and not fetched_for[p]:
+        return np.int64(rows[p, R_LEVEL]), True
+    if lv > 0 and fetched_for[r]:
+        return np.int64(0), False
+    return lv, False
 
 
 @njit(cache=True)
@@ -358,6 +377,11 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
     shared_free = np.int64(0)
     l1_free = np.int64(0)
     data_unified = params[P_DATA_PIPE_UNIFIED] != 0
+    # data-pipe cycles of fills still on their way (a FIFO: fills land about in the order sent)
+    chg_t = np.zeros(max(4 * lg_sm_depth + 64, 256), np.int64)
+    chg_n = np.zeros(chg_t.shape[0], np.int64)
+    chg_head = 0
+    chg_cnt = 0
     fill_free = np.int64(0)
     counters = np.zeros(N_COUNTERS, np.int64)
     line_ready = np.zeros(max(line_id.shape[0], 1), np.int64)   # when each line's fill from L2/DRAM lands
@@ -652,15 +676,22 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                 cta_arrived[cta] = 0
                 wake = min(wake, rel)
 
+        # fills that landed take their cycles of the data pipe, from when they landed
+        while chg_cnt > 0 and chg_t[chg_head] <= t:
+            shared_free = max(shared_free, chg_t[chg_head]) + chg_n[chg_head]
+            chg_head = (chg_head + 1) % chg_t.shape[0]
+            chg_cnt -= 1
         # ---- shared pipe: one wavefront and shared_wb register writes per cycle per SM; a warp's
         # load returns one wavefront per shared_cpw cycles and one register write per cycle
         if shared_free <= t:
             s = _oldest_head(mio_buf, mio_head, mio_cnt, issue_cycle, no_smsp_limit, t)
             if s >= 0 and data_unified and l1_free <= t:
-                # one data pipe for both: an older global request waiting at L1TEX goes first
+                # one data pipe for both: an older global request waiting at L1TEX that needs the
+                # pipe now (a hit or a store; a miss uses it when its fill lands) goes first
                 g = _oldest_head(lg_buf, lg_head, lg_cnt, issue_cycle, smsp_l1_free, t)
                 if g >= 0 and issue_cycle[lg_buf[g, lg_head[g]]] < issue_cycle[mio_buf[s, mio_head[s]]]:
-                    s = -1
+                    if _global_level(lg_buf[g, lg_head[g]], rows, provider, taken_at, fetched_for)[0] == 0:
+                        s = -1
             if s >= 0:
                 r = mio_buf[s, mio_head[s]]
                 mio_head[s] = (mio_head[s] + 1) % mio_depth
@@ -691,8 +722,13 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
             if mio_cnt[s] > 0:
                 wake = min(wake, max(t + 1, shared_free))
         # ---- L1TEX: one request and l1_sectors sectors per cycle per SM; L2/DRAM fill path
-        if l1_free <= t and (shared_free <= t or not data_unified):
+        if l1_free <= t:
             s = _oldest_head(lg_buf, lg_head, lg_cnt, issue_cycle, smsp_l1_free, t)
+            lv, fetch_for_p = np.int64(0), False
+            if s >= 0:
+                lv, fetch_for_p = _global_level(lg_buf[s, lg_head[s]], rows, provider, taken_at, fetched_for)
+                if data_unified and lv == 0 and shared_free > t:
+                    s = -1          # a hit (or store) needs the data pipe now; it is busy
             if s >= 0:
                 r = lg_buf[s, lg_head[s]]
                 lg_head[s] = (lg_head[s] + 1) % lg_depth
@@ -702,22 +738,15 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                 n = max((sec + l1_sectors - 1) // l1_sectors, (np.int64(rows[r, R_LINES]) + l1_lines - 1) // l1_lines,
                         np.int64(1))
                 l1_free = t + n
-                if data_unified:        # its lines pass the data pipe the shared wavefronts use
-                    shared_free = t + max(np.int64(rows[r, R_LINES]), np.int64(1))
+                n_data = max(np.int64(rows[r, R_LINES]), np.int64(1))
+                if data_unified and lv == 0:    # its lines pass the data pipe the shared wavefronts use
+                    shared_free = t + n_data
                 smsp_l1_free[s] = t + l1_cpl * n
                 counters[K_L1_BUSY] += n
                 fill_at = np.int64(0)
                 if rows[r, R_CLS] == C_LDG:
-                    lv = rows[r, R_LEVEL]
-                    p = provider[r]
-                    if lv == 0 and p >= 0 and taken_at[p] >= INF:
-                        # a hit whose line the cache model's miss p brings in, but p has not reached
-                        # L1TEX yet: the first such request fetches the line in p's stead
-                        if not fetched_for[p]:
-                            fetched_for[p] = True
-                            lv = rows[p, R_LEVEL]
-                    elif lv > 0 and fetched_for[r]:
-                        lv = 0          # a later hit already fetched its line: it waits for that fill
+                    if fetch_for_p:
+                        fetched_for[provider[r]] = True
                     done = t + l1_cpl * (n - 1) + level_lat[lv]
                     if lv > 0:
                         # L2 -> L1 (every miss of L1), and DRAM -> L2 (misses of L2): in-order
@@ -733,6 +762,16 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                         counters[K_FILL_BUSY] += fill // FP
                         for j in range(rows[r, R_LINE_LO], rows[r, R_LINE_HI]):
                             line_ready[line_id[j]] = max(line_ready[line_id[j]], done)
+                        if data_unified:
+                            # the fill's lines pass the data pipe when they land
+                            if chg_cnt == chg_t.shape[0]:       # (full: book the oldest now)
+                                shared_free = max(shared_free, chg_t[chg_head]) + chg_n[chg_head]
+                                chg_head = (chg_head + 1) % chg_t.shape[0]
+                                chg_cnt -= 1
+                            k_c = (chg_head + chg_cnt) % chg_t.shape[0]
+                            chg_t[k_c] = done - n_data
+                            chg_n[k_c] = n_data
+                            chg_cnt += 1
                     else:
                         # an L1 hit on a line whose fill is still on its way waits for the fill
                         for j in range(rows[r, R_LINE_LO], rows[r, R_LINE_HI]):

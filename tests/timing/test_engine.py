@@ -414,3 +414,27 @@ def test_a_hit_on_a_line_in_flight_holds_its_queue_entry_until_the_fill():
     res = simulate_sm(addr_trace(spec, [5, 5, 9]), arch, global_level=lvl)
     assert res.issue_cycle.tolist() == [0, 1, 282]
     check_invariants(res)
+
+
+def test_a_miss_takes_the_data_pipe_when_its_fill_lands():
+    """A miss goes to L2 without waiting for the data pipe (warp 1's 4-line L2 load beside warp 0's
+    8-wavefront LDS: ready at 0 + 3 + 282 = 285, not after the LDS); its lines pass the pipe when the
+    fill lands (cycles 281-284), so an LDS issued at 281 is taken at 285 and its consumer issues at
+    308 instead of 304."""
+    spec = [row(0, "LDS", 0, wf=8), row(0, "FFMA", 1, (0,)), row(1, "LDG.E", 0, sectors=4), row(1, "FFMA", 1, (0,))]
+    t = make_trace(spec)
+    t.rows["lines"][2] = 4
+    res = simulate_sm(t, ARCH, global_level=np.array([LEVEL_L1, LEVEL_L1, LEVEL_L2, LEVEL_L1], np.int8))
+    assert res.issue_cycle.tolist() == [0, 30, 0, 285]
+    spec = [row(0, "LDG.E", 0, sectors=4), row(0, "FFMA", 1, (0,)), row(1, "FFMA", 0)]
+    spec += [row(1, "FFMA", i, (i - 1,)) for i in range(1, 71)]
+    spec += [row(1, "LDS", 71, wf=1), row(1, "FFMA", 72, (71,))]
+    t = make_trace(spec)
+    t.rows["lines"][0] = 4
+    lvl = np.full(len(spec), LEVEL_L1, np.int8)
+    lvl[0] = LEVEL_L2
+    one = simulate_sm(t, ARCH, global_level=lvl)
+    two = simulate_sm(t, replace(ARCH, shared_and_global_share_data_pipe=False), global_level=lvl)
+    assert one.issue_cycle.tolist()[-2:] == [281, 308]
+    assert two.issue_cycle.tolist()[-2:] == [281, 304]
+    check_invariants(one)
