@@ -13,15 +13,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import subprocess
 import sys
-import tempfile
-from pathlib import Path
 
 from gpusim.kernel.spec import LADDER
 
-REPO = Path(__file__).resolve().parents[2]
 SCHEMA = "gpusim.hw.breakdown/1"
 METRICS = [
     "breakdown:l1tex__throughput.avg.pct_of_peak_sustained_elapsed",
@@ -56,48 +51,27 @@ def main(argv=None) -> int:
     ap.add_argument("--size", type=int, default=2048)
     ap.add_argument("--kernels", nargs="*", default=list(LADDER))
     a = ap.parse_args(argv)
-    from gpusim.hw import twins, ncu as ncu_mod
-    from gpusim.hw.devinfo import smi_summary, utc_now
-    from gpusim.hw.runner import BUILD_DIR
-    ncu = ncu_mod.find_ncu()
-    if ncu is None:
-        print("no ncu on this machine", file=sys.stderr)
+    from gpusim.hw import ncu as ncu_mod, ncu_twin
+    from gpusim.hw.devinfo import utc_now
+    s = ncu_twin.start(a.out, "breakdown")
+    if s is None:
         return 2
-    out = Path(a.out)
-    out.mkdir(parents=True, exist_ok=True)
-    work = Path(tempfile.mkdtemp(prefix="gpusim_breakdown_"))
-    smi = smi_summary()
-    print(smi, flush=True)
-    env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    ver = subprocess.run([ncu, "--version"], capture_output=True, text=True).stdout
+    out, ncu, smi, ver = s.out, s.ncu, s.smi, s.version
+    sections = ["--section", "SpeedOfLight", "--section", "MemoryWorkloadAnalysis",
+                "--section", "MemoryWorkloadAnalysis_Tables"]
     for k in a.kernels:
-        p = twins.resolve_params(k, None)
-        cubin, ptxas, _ = twins.build(k, p, BUILD_DIR)
-        jobs = work / f"jobs_{k}.json"
-        jobs.write_text(json.dumps([{"label": k, "kernel": k, "params": p, "cubin": str(cubin)}]))
-        rep = work / f"breakdown_{k}"
-        cmd = [ncu, "--clock-control", "none", "--cache-control", "all", "--replay-mode", "kernel",
-               "--profile-from-start", "off", "--section", "SpeedOfLight", "--section", "MemoryWorkloadAnalysis",
-               "--section", "MemoryWorkloadAnalysis_Tables", "--metrics", ",".join(METRICS),
-               "-f", "-o", str(rep),
-               sys.executable, "-m", "gpusim.hw.profile", "--size", str(a.size), "--jobs", str(jobs),
-               "--manifest", str(work / f"manifest_{k}.json")]
-        r = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO, env=env, timeout=400)
-        if r.returncode != 0:       # a metric this ncu lacks: the sections alone still carry the breakdowns
-            print(f"{k}: ncu with --metrics failed, again without: {(r.stderr or r.stdout)[-300:]}", flush=True)
-            i = cmd.index("--metrics")
-            cmd = cmd[:i] + cmd[i + 2:]
-            r = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO, env=env, timeout=400)
-        if r.returncode != 0:
-            print(f"{k}: ncu failed ({r.returncode}): {(r.stderr or r.stdout)[-800:]}", flush=True)
+        got = ncu_twin.profile(s, k, a.size, sections + ["--metrics", ",".join(METRICS)], "breakdown")
+        if got is None:       # a metric this ncu lacks: the sections alone still carry the breakdowns
+            got = ncu_twin.profile(s, k, a.size, sections, "breakdown")
+        if got is None:
             continue
-        name, metrics = all_metrics(str(rep) + ".ncu-rep", ncu)
+        p, ptxas, _, rep, shown = got
+        name, metrics = all_metrics(rep, ncu)
         rec = {
             "schema": SCHEMA, "kernel": k, "size": a.size, "params": p, "ncu_kernel_name": name,
             "date": utc_now(), "device": smi, "ncu_version": ncu_mod.ncu_version(ver),
             "command": "PYTHONPATH=. python3 -m gpusim.hw.breakdown " + " ".join(sys.argv[1:]).replace(str(out), "$OUT"),
-            "ncu_command": " ".join(["ncu"] + cmd[1:cmd.index("-o")] + ["-o", "<work>/breakdown_" + k,
-                                     "python3 -m gpusim.hw.profile", "--size", str(a.size), "..."]),
+            "ncu_command": shown,
             "how": "one profiled launch after one warm-up (gpusim.hw.profile), caches flushed; every sm/smsp/"
                    "l1tex/lts/dram/gpu metric of the report",
             "ptxas": ptxas, "metrics": metrics,

@@ -13,15 +13,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 from gpusim.kernel.spec import LADDER
 
-REPO = Path(__file__).resolve().parents[2]
 SCHEMA = "gpusim.hw.pcsamp/1"
 
 
@@ -64,43 +60,25 @@ def main(argv=None) -> int:
     ap.add_argument("--size", type=int, default=4096)
     ap.add_argument("--kernels", nargs="*", default=list(LADDER))
     a = ap.parse_args(argv)
-    from gpusim.hw import twins, ncu as ncu_mod
-    from gpusim.hw.devinfo import smi_summary, utc_now
-    from gpusim.hw.runner import BUILD_DIR
-    ncu = ncu_mod.find_ncu()
-    if ncu is None:
-        print("no ncu on this machine", file=sys.stderr)
+    from gpusim.hw import ncu as ncu_mod, ncu_twin
+    from gpusim.hw.devinfo import utc_now
+    s = ncu_twin.start(a.out, "pcsamp")
+    if s is None:
         return 2
-    out = Path(a.out)
-    out.mkdir(parents=True, exist_ok=True)
-    work = Path(tempfile.mkdtemp(prefix="gpusim_pcsamp_"))
-    smi = smi_summary()
-    print(smi, flush=True)
-    env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    ver = subprocess.run([ncu, "--version"], capture_output=True, text=True).stdout
+    out, ncu, smi, ver = s.out, s.ncu, s.smi, s.version
     for k in a.kernels:
-        p = twins.resolve_params(k, None)
-        cubin, ptxas, _ = twins.build(k, p, BUILD_DIR)
-        jobs = work / f"jobs_{k}.json"
-        jobs.write_text(json.dumps([{"label": k, "kernel": k, "params": p, "cubin": str(cubin)}]))
-        rep = work / f"pcsamp_{k}"
-        cmd = [ncu, "--clock-control", "none", "--cache-control", "all", "--replay-mode", "kernel",
-               "--profile-from-start", "off", "--section", "SourceCounters", "--section", "WarpStateStats",
-               "--import-source", "no", "-f", "-o", str(rep),
-               sys.executable, "-m", "gpusim.hw.profile", "--size", str(a.size), "--jobs", str(jobs),
-               "--manifest", str(work / f"manifest_{k}.json")]
-        r = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO, env=env, timeout=400)
-        if r.returncode != 0:
-            print(f"{k}: ncu failed ({r.returncode}): {(r.stderr or r.stdout)[-600:]}", flush=True)
+        got = ncu_twin.profile(s, k, a.size, ["--section", "SourceCounters", "--section", "WarpStateStats",
+                                               "--import-source", "no"], "pcsamp")
+        if got is None:
             continue
-        name, per_pc, totals = samples_per_pc(str(rep) + ".ncu-rep", ncu)
+        p, ptxas, cubin, rep, shown = got
+        name, per_pc, totals = samples_per_pc(rep, ncu)
         rec = {
             "schema": SCHEMA, "kernel": k, "size": a.size, "params": p, "ncu_kernel_name": name,
             "date": utc_now(),
             "device": smi, "ncu_version": ncu_mod.ncu_version(ver),
             "command": "PYTHONPATH=. python3 -m gpusim.hw.pcsamp " + " ".join(sys.argv[1:]).replace(str(out), "$OUT"),
-            "ncu_command": " ".join(["ncu"] + cmd[1:cmd.index("-o")] + ["-o", "<work>/pcsamp_" + k,
-                                     "python3 -m gpusim.hw.profile", "--size", str(a.size), "..."]),
+            "ncu_command": shown,
             "how": "one profiled launch after one warm-up; samples summed per PC; PCs as offsets from the "
                    "kernel's first instruction; sass from cuobjdump --dump-sass of the same cubin",
             "totals": totals, "samples_per_pc": per_pc, "sass": sass_text(cubin, k), "ptxas": ptxas,

@@ -66,13 +66,18 @@ def barriers(text: str) -> list[tuple[int, str, int, int, int]]:
     return [(off, op, (w >> 46) & 7, (w >> 49) & 7, (w >> 52) & 0x3F) for off, op, w in _instructions(text)]
 
 
+def _record_barriers(kernel: str, params_items: tuple):
+    """(record json, barriers() of its SASS) for the kernel, None without a record."""
+    got = _record(kernel, params_items)
+    return None if got is None else (got[0], barriers(got[1]))
+
+
 @functools.lru_cache(maxsize=None)
 def _scoreboards(kernel: str, params_items: tuple):
-    got = _record(kernel, params_items)
+    got = _record_barriers(kernel, params_items)
     if got is None:
         return None
-    rec, text, _ = got
-    insns = barriers(text)
+    rec, insns = got
     best: dict = {}          # class -> (dynamic loads of the block, barriers its loads use)
     for b in rec["outline"]:
         w = _trips(b, 4096, 4096, 4096)      # (only to pick the block where most loads run)
@@ -117,11 +122,10 @@ _RB_SCAN = 256           # instructions searched past a producer for the one tha
 
 @functools.lru_cache(maxsize=None)
 def _read_barriers(kernel: str, params_items: tuple):
-    got = _record(kernel, params_items)
+    got = _record_barriers(kernel, params_items)
     if got is None:
         return None
-    rec, text, _ = got
-    insns = barriers(text)
+    rec, insns = got
     is_mem = [op.split(".", 1)[0] in _MEM_BASES for _, op, _, _, _ in insns]
     out = []
     for b in rec["outline"]:
