@@ -4,8 +4,7 @@ time of a burst shows where the MIO path stops taking loads. One warp alone: a b
 cycles a load until about 31 loads are in flight, whatever their wavefronts, then at the rate its
 loads return (2 cycles a wavefront): the engine's per-SMSP depth (30, counted until the data
 returns) gives the same issue times (all within 5 %; most to the cycle). Many warps are another
-matter (gpusim/timing/README.md, MIO): 16 warps, 4 per SMSP, finish issuing 17-56 % sooner on the
-H200 than in the engine, so the H200 holds far more than the engine's SM-wide 52 loads."""
+matter (gpusim/timing/README.md, MIO capacity): the engine departs from the H200 both ways."""
 import json
 from pathlib import Path
 
