@@ -792,7 +792,8 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                 wake = min(wake, done)
         for s in range(n_smsp):
             if lg_cnt[s] > 0:
-                wake = min(wake, max(t + 1, l1_free, smsp_l1_free[s], shared_free if data_unified else t))
+                # (a head that needs the data pipe may find it busy then; it looks again)
+                wake = min(wake, max(t + 1, l1_free, smsp_l1_free[s]))
 
         # ---- advance: to the next cycle, or past cycles in which nothing can change
         if n_left == 0:

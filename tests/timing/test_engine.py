@@ -438,3 +438,16 @@ def test_a_miss_takes_the_data_pipe_when_its_fill_lands():
     assert one.issue_cycle.tolist()[-2:] == [281, 308]
     assert two.issue_cycle.tolist()[-2:] == [281, 304]
     check_invariants(one)
+
+
+def test_a_miss_is_taken_when_l1tex_frees_though_the_data_pipe_is_busy():
+    """Skipped cycles must not delay a miss: warp 0's 32-wavefront LDS holds the data pipe to 31;
+    warp 1's L2 loads of 160 and 32 sectors issue at 0 and 1, the first holding the tag stage to 9.
+    No warp can issue from 2 on, so the engine skips ahead; the second load is taken when the tag
+    stage frees (10), not when the data pipe does (32): its FFMA issues at 10 + 1 + 282."""
+    spec = [row(0, "LDS", 0, wf=32), row(1, "LDG.E", 0, sectors=160), row(1, "LDG.E", 1, sectors=32),
+            row(1, "FFMA", 2, (1,))]
+    lvl = np.array([LEVEL_L1, LEVEL_L2, LEVEL_L2, LEVEL_L1], np.int8)
+    res = simulate_sm(make_trace(spec), ARCH, global_level=lvl)
+    assert res.issue_cycle.tolist()[1:] == [0, 1, 293]
+    check_invariants(res)
