@@ -5,7 +5,7 @@ bank conflicted; two __syncthreads; optionally regblock's 512 FFMA per thread), 
 
 The STS alone (mode "sts") are bound by the shared pipe: 16 warps x (8 x 8 + 4) wavefronts per
 tile; the engine's tile time is within 10 % of the H200's. With the global loads the H200's tile
-takes 1853 cycles without FFMA work and 3367 with it; the engine ~1690 and ~3170 now that global lines
+takes 1853 cycles without FFMA work and 3367 with it; the engine ~1690 and ~3060 now that global lines
 and shared wavefronts share L1TEX's data pipe (~1090 and ~2750 with two pipes; gpusim/timing/README.md,
 bench/bench_micro.py)."""
 import json
@@ -88,6 +88,6 @@ def test_conflicted_stores_bind_the_shared_pipe(work):
 @pytest.mark.parametrize("work", [0, 64])
 def test_loads_and_stores_share_the_data_pipe(work):
     """Mode "loads+sts": the H200's tile takes 1853 / 3367 cycles (no work / 512 FFMA). With the tile's
-    global lines on the data pipe its STS use, the engine is within 12 % (1694 / 3172); with two
+    global lines on the data pipe its STS use, the engine is within 12 % (1692 / 3060); with two
     separate pipes it was 41 % / 18 % short."""
     assert tile_cycles(work) == pytest.approx(recorded("loads+sts", 8 * work)["cycles_per_tile_median"], rel=0.12)
