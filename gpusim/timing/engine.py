@@ -722,6 +722,7 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
             if mio_cnt[s] > 0:
                 wake = min(wake, max(t + 1, shared_free))
         # ---- L1TEX: one request and l1_sectors sectors per cycle per SM; L2/DRAM fill path
+        l1_blocked = False      # the oldest head waits for the data pipe: nothing at L1TEX moves before it frees
         if l1_free <= t:
             s = _oldest_head(lg_buf, lg_head, lg_cnt, issue_cycle, smsp_l1_free, t)
             lv, fetch_for_p = np.int64(0), False
@@ -729,6 +730,7 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                 lv, fetch_for_p = _global_level(lg_buf[s, lg_head[s]], rows, provider, taken_at, fetched_for)
                 if data_unified and lv == 0 and shared_free > t:
                     s = -1          # a hit (or store) needs the data pipe now; it is busy
+                    l1_blocked = True
             if s >= 0:
                 r = lg_buf[s, lg_head[s]]
                 lg_head[s] = (lg_head[s] + 1) % lg_depth
@@ -792,8 +794,7 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                 wake = min(wake, done)
         for s in range(n_smsp):
             if lg_cnt[s] > 0:
-                # (a head that needs the data pipe may find it busy then; it looks again)
-                wake = min(wake, max(t + 1, l1_free, smsp_l1_free[s]))
+                wake = min(wake, max(t + 1, l1_free, smsp_l1_free[s], shared_free if l1_blocked else t))
 
         # ---- advance: to the next cycle, or past cycles in which nothing can change
         if n_left == 0:
