@@ -134,7 +134,7 @@ def pack_rows(cls, unit, lat, wf, sectors, lines, level, gap, line_ptr, dep, row
     return rows
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _oldest_head(buf, head, cnt, issue_cycle, smsp_free, t):
     """SMSP whose queue head was issued first (ties: lowest SMSP) among those whose own path into
     the pipe is free at t, -1 if none."""
@@ -150,7 +150,7 @@ def _oldest_head(buf, head, cnt, issue_cycle, smsp_free, t):
 N_SB = 6          # dependency barriers per warp (sm_90 control codes: SB0-SB5)
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _sb_issue(r, w, c, rows, sb_k, sb_claim, sb_untaken, sb_ready, sb_gen, sb_last, row_sb, row_gen):
     """Row r of warp w issues: the barriers its producers sit on are cleared (it waited for them),
     and a global / shared load claims a free barrier of its class while the class has fewer than
@@ -189,7 +189,7 @@ def _sb_issue(r, w, c, rows, sb_k, sb_claim, sb_untaken, sb_ready, sb_gen, sb_la
     sb_untaken[w, b] += 1
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, inline="always", error_model="numpy")
 def _sb_taken(r, w, rdy, row_sb, row_gen, sb_gen, sb_untaken, sb_ready):
     """The pipe took load r: its barrier counts one fewer untaken load and its data return."""
     b = row_sb[r]
@@ -199,7 +199,7 @@ def _sb_taken(r, w, rdy, row_sb, row_gen, sb_gen, sb_untaken, sb_ready):
             sb_ready[w, b] = rdy
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, inline="always", error_model="numpy")
 def _global_level(r, rows, provider, taken_at, fetched_for):
     """(level a global row is served from now, whether it fetches the line for its provider): a hit
     whose provider miss has not reached L1TEX fetches in its stead (the first such hit only); a miss
@@ -215,7 +215,7 @@ def _global_level(r, rows, provider, taken_at, fetched_for):
     return lv, False
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _purge(ret, rn, fl, nr, t):
     """Drop the in-flight entries whose data returned by t (only SMSPs whose earliest return nr[s]
     is due are scanned); returns (entries dropped, next return)."""
@@ -240,14 +240,14 @@ def _purge(ret, rn, fl, nr, t):
     return gone, nxt
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, inline="always", error_model="numpy")
 def _waited_at(pc_w, st, end):
     """The row a warp's state belongs to: the one it issued while selected (pc has moved on), else the
     one it is about to issue, where ncu's PC samples put the stall; a finished warp's last row."""
     return min(pc_w - 1 if st == S_SELECTED else pc_w, end - 1)
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _clear_recheck(state, recheck, st):
     """Entries of a queue freed: every warp held back by it looks again."""
     for w in range(state.shape[0]):
@@ -255,7 +255,7 @@ def _clear_recheck(state, recheck, st):
             recheck[w] = 0
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, inline="always", error_model="numpy")
 def _taken(r, s, t, done, at_return, ready, ret, rn, rows, pending_mem, mem_done, recheck, taken_at):
     """The pipe took row r from SMSP s's queue at t; its data is back at `done`. Books the queue
     entry's release (at the return, or at t when entries free as the pipe takes them) and the
@@ -272,7 +272,7 @@ def _taken(r, s, t, done, at_return, ready, ret, rn, rows, pending_mem, mem_done
     return rel
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
         rows, line_id, params, rb_wait, provider):
     """Simulate; returns (cycles, state_cycles[warp, state], issue_cycle[row], finish[warp], counters,

@@ -112,6 +112,11 @@ def engine_params(arch: GPU, policy: str = "gto", active_sms: int | None = None,
         raise GpusimError("the timing engine assumes one shared wavefront per cycle per SM")
     if min(arch.mio_queue_depth, arch.lg_queue_depth) < 1:
         raise GpusimError("MIO and LG queue depths must be at least 1")
+    # the engine divides by these (numba's numpy error model: a zero would not raise there)
+    for name in ("l1_sectors_per_sm_cycle", "l1_data_lines_per_cycle", "shared_writeback_regs_per_sm_cycle",
+                 "warp_shared_cycles_per_wavefront", "smsp_l1_cycles_per_line"):
+        if getattr(arch, name) < 1:
+            raise GpusimError(f"{name} must be at least 1, got {getattr(arch, name)}")
     if policy not in POLICIES:
         raise GpusimError(f"scheduler policy must be one of {', '.join(POLICIES)}, got {policy!r}")
     p = np.zeros(E.N_PARAMS, np.int64)

@@ -1,7 +1,12 @@
 """lower(): rows grouped by warp in program order, sources remapped to rows, warps to SMSPs."""
-import numpy as np
+from dataclasses import replace
 
+import numpy as np
+import pytest
+
+from gpusim.errors import GpusimError
 from gpusim.timing import lower
+from gpusim.timing.lower import engine_params
 from gpusim.timing import engine as E
 from tests.timing.test_engine import ARCH, make_trace, row
 
@@ -40,3 +45,9 @@ def test_read_waits_match_blocks_per_warp_left_to_right():
     # warp 0's memory rows 0, 2, 3 | 4, 5, 6 match twice; the second match's (1, 3) would land in warp 1
     assert {i: int(p) for i, p in enumerate(lw.rb_wait) if p >= 0} == {3: 0, 5: 2, 6: 4}
     assert (lower(make_trace(spec), ARCH).rb_wait == -1).all()
+
+
+def test_engine_params_refuse_a_zero_rate():
+    """The engine divides by the L1TEX and shared-pipe rates: a preset with a zero one is refused."""
+    with pytest.raises(GpusimError, match="l1_sectors_per_sm_cycle"):
+        engine_params(replace(ARCH, l1_sectors_per_sm_cycle=0.0))
