@@ -359,6 +359,8 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
     cta_bar_proc = np.zeros(n_ctas, np.int64)     # barrier unit: when the last arrival was processed
     mio_total = np.int64(0)
     lg_total = np.int64(0)
+    mio_q = np.int64(0)                           # instructions waiting in the MIO / LG queues (all SMSPs)
+    lg_q = np.int64(0)
     dram_free = np.int64(0)                       # FP units
     cta_live = np.zeros(n_ctas, np.int64)
     for c in range(n_ctas):
@@ -647,12 +649,14 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
             elif c == C_LDS or c == C_STS:
                 mio_buf[s, (mio_head[s] + mio_cnt[s]) % mio_depth] = r
                 mio_cnt[s] += 1
+                mio_q += 1
                 mio_fl[s] += 1
                 mio_total += 1
                 pending_mem[w] += 1
             elif c == C_LDG or c == C_STG:
                 lg_buf[s, (lg_head[s] + lg_cnt[s]) % lg_depth] = r
                 lg_cnt[s] += 1
+                lg_q += 1
                 lg_fl[s] += 1
                 lg_total += 1
                 pending_mem[w] += 1
@@ -683,9 +687,9 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
             chg_cnt -= 1
         # ---- shared pipe: one wavefront and shared_wb register writes per cycle per SM; a warp's
         # load returns one wavefront per shared_cpw cycles and one register write per cycle
-        if shared_free <= t:
+        if shared_free <= t and mio_q > 0:
             s = _oldest_head(mio_buf, mio_head, mio_cnt, issue_cycle, no_smsp_limit, t)
-            if s >= 0 and data_unified and l1_free <= t:
+            if s >= 0 and data_unified and l1_free <= t and lg_q > 0:
                 # one data pipe for both: an older global request waiting at L1TEX that needs the
                 # pipe now (a hit or a store; a miss uses it when its fill lands) goes first
                 g = _oldest_head(lg_buf, lg_head, lg_cnt, issue_cycle, smsp_l1_free, t)
@@ -696,6 +700,7 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                 r = mio_buf[s, mio_head[s]]
                 mio_head[s] = (mio_head[s] + 1) % mio_depth
                 mio_cnt[s] -= 1
+                mio_q -= 1
                 wake = min(wake, t + 1)                  # a queue slot freed: throttled warps may issue
                 n = max(np.int64(rows[r, R_WF]), np.int64(1))
                 w = rows[r, R_WARP]
@@ -718,12 +723,11 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                 mio_nr = min(mio_nr, rel)
                 mio_nr_s[s] = min(mio_nr_s[s], rel)
                 wake = min(wake, done)
-        for s in range(n_smsp):
-            if mio_cnt[s] > 0:
-                wake = min(wake, max(t + 1, shared_free))
+        if mio_q > 0:
+            wake = min(wake, max(t + 1, shared_free))
         # ---- L1TEX: one request and l1_sectors sectors per cycle per SM; L2/DRAM fill path
         l1_blocked = False      # the oldest head waits for the data pipe: nothing at L1TEX moves before it frees
-        if l1_free <= t:
+        if l1_free <= t and lg_q > 0:
             s = _oldest_head(lg_buf, lg_head, lg_cnt, issue_cycle, smsp_l1_free, t)
             lv, fetch_for_p = np.int64(0), False
             if s >= 0:
@@ -735,6 +739,7 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                 r = lg_buf[s, lg_head[s]]
                 lg_head[s] = (lg_head[s] + 1) % lg_depth
                 lg_cnt[s] -= 1
+                lg_q -= 1
                 wake = min(wake, t + 1)                  # a queue slot freed: throttled warps may issue
                 sec = np.int64(rows[r, R_SECTORS])
                 n = max((sec + l1_sectors - 1) // l1_sectors, (np.int64(rows[r, R_LINES]) + l1_lines - 1) // l1_lines,
@@ -792,9 +797,10 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                 lg_nr = min(lg_nr, rel)
                 lg_nr_s[s] = min(lg_nr_s[s], rel)
                 wake = min(wake, done)
-        for s in range(n_smsp):
-            if lg_cnt[s] > 0:
-                wake = min(wake, max(t + 1, l1_free, smsp_l1_free[s], shared_free if l1_blocked else t))
+        if lg_q > 0:
+            for s in range(n_smsp):
+                if lg_cnt[s] > 0:
+                    wake = min(wake, max(t + 1, l1_free, smsp_l1_free[s], shared_free if l1_blocked else t))
 
         # ---- advance: to the next cycle, or past cycles in which nothing can change
         if n_left == 0:
