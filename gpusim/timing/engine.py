@@ -800,7 +800,10 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
         if lg_q > 0:
             for s in range(n_smsp):
                 if lg_cnt[s] > 0:
-                    wake = min(wake, max(t + 1, l1_free, smsp_l1_free[s], shared_free if l1_blocked else t))
+                    wk = max(t + 1, l1_free, smsp_l1_free[s])
+                    if l1_blocked and smsp_l1_free[s] <= t:
+                        wk = max(wk, shared_free)   # behind the blocked oldest head until the pipe frees
+                    wake = min(wake, wk)
 
         # ---- advance: to the next cycle, or past cycles in which nothing can change
         if n_left == 0:
