@@ -106,7 +106,7 @@ U_NONE, U_FMA, U_HEAVY, U_ALU, U_XU = range(5)
  P_L1_LAT, P_L2_LAT, P_DRAM_LAT, P_L1_SECTORS, P_FILL_BYTES, P_SECTOR_BYTES, P_BAR_RELEASE,
  P_POLICY, P_MIO_SM_DEPTH, P_LG_SM_DEPTH, P_L1_LINES, P_BAR_ARRIVE, P_L2_SHARE_FP, P_DRAM_SHARE_FP,
  P_SWITCH_FMA, P_MEM_ISSUE_IV, P_WARP_SHARED_CPW, P_SMSP_L1_CPL, P_QUEUE_AT_RETURN, P_SHARED_WB,
- P_SB_GLOBAL, P_SB_SHARED, P_DATA_PIPE_UNIFIED, N_PARAMS) = range(30)
+ P_SB_GLOBAL, P_SB_SHARED, P_DATA_PIPE_UNIFIED, P_NO_SKIP, N_PARAMS) = range(31)
 FP = 256              # sub-cycle units of the L2 / DRAM bandwidth servers
 POLICY_GTO, POLICY_LRR, POLICY_GTO_OLDEST = 0, 1, 2
 # counters vector
@@ -379,6 +379,7 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
     shared_free = np.int64(0)
     l1_free = np.int64(0)
     data_unified = params[P_DATA_PIPE_UNIFIED] != 0
+    no_skip = params[P_NO_SKIP] != 0               # visit every cycle (tests: skipping must not change a result)
     # data-pipe cycles of fills still on their way (a FIFO: fills land about in the order sent)
     chg_t = np.zeros(max(4 * lg_sm_depth + 64, 256), np.int64)
     chg_n = np.zeros(chg_t.shape[0], np.int64)
@@ -813,7 +814,7 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
         if nxt >= INF:
             counters[K_DEADLOCK] = 1
             break
-        t = nxt
+        t = t + 1 if no_skip else nxt
 
     cycles = np.int64(0)
     for w in range(n_warps):

@@ -451,3 +451,26 @@ def test_a_miss_is_taken_when_l1tex_frees_though_the_data_pipe_is_busy():
     res = simulate_sm(make_trace(spec), ARCH, global_level=lvl)
     assert res.issue_cycle.tolist()[1:] == [0, 1, 293]
     check_invariants(res)
+
+
+@pytest.mark.parametrize("kernel", ["coalesced", "smemtile", "regtile1d", "regblock", "vectorized"])
+def test_skipping_idle_cycles_changes_nothing(kernel):
+    """The engine jumps over cycles in which nothing can change; visiting every cycle instead (P_NO_SKIP)
+    must give the same cycles and warp states. A two-trip window of each kernel's first round at 256^3,
+    with the cache model's levels, ptxas's stall counts, barriers and read barriers as predict() uses."""
+    import gpusim
+    from gpusim.timing import engine as E, lower, run_lowered
+    from gpusim.timing import kernel_time as KT
+    from gpusim.timing.control_codes import read_barrier_table, scoreboard_table, stall_table
+    res = gpusim.simulate(kernel, 256)
+    gpu = gpusim.get_arch("h200")
+    tr, _ = KT.build_window(res, KT._resident(res, gpu, res.occupancy.blocks_per_sm), 2)
+    levels = KT._Levels(res, gpu, True)(tr, gpu)
+    lw = lower(tr, gpu, global_level=levels, stall_counts=stall_table(kernel, res.params, 256, 256, 256)[0],
+               scoreboards=scoreboard_table(kernel, res.params), read_barriers=read_barrier_table(kernel, res.params))
+    skip = run_lowered(lw, gpu)
+    lw.params[E.P_NO_SKIP] = 1
+    every = run_lowered(lw, gpu)
+    assert every.cycles == skip.cycles
+    assert every.state_cycles == skip.state_cycles
+    assert (every.issue_cycle == skip.issue_cycle).all()
