@@ -13,8 +13,9 @@ traces/static/vectorized.sass), basic block by basic block:
                "K < 1: zero the accumulators" block is never taken; that block is not issued).
   setup        zero the TM*TN accumulators (CS2R pairs, HFMA2.MMA/MOV singles), CTA pointers.
   K loop       one trip per BK slab (`k.loop`, periodic: A moves BK floats, B moves BK*N):
-    head       BM/ROW_STRIDE_A x (1 LDG.E.128 + 4 STS) for A, BK/ROW_STRIDE_B x
-               (1 LDG.E.128 + 1 STS.128) for B, BAR.SYNC, with the address arithmetic.
+    head       BM/ROW_STRIDE_A LDG.E.128 for A and BK/ROW_STRIDE_B for B, all loads before any
+               store (as ptxas orders them), then 4 STS per A load and 1 STS.128 per B load,
+               BAR.SYNC, with the address arithmetic.
     dotIdx     NOT unrolled at the defaults (a real loop of BK trips, its own IADD3/ISETP/BRA):
                per dotIdx TM/4 LDS.128 from As and TN/4 LDS.128 from Bs, TM*TN FFMA.
     tail       BAR.SYNC, pointer advance, back-edge BRA.
@@ -220,14 +221,16 @@ def vectorized(k, M, N, K, alpha, A, B, beta, C, BM=128, BN=128, BK=8, TM=8, TN=
 
     for bkIdx in k.loop(0, K, BK, period=align_period(BK, BK * N)):
         k.ops(S["head"])
+        # ptxas issues the slab's global loads (A's, then B's) before any of its stores (SASS 0x0650,
+        # 0x0670, then the STS at 0x0780-0x07c0)
+        a_vals = [A.ld((innerRowA + off) * K + bkIdx + innerColA * 4, vec=4) for off in range(0, BM, ROW_STRIDE_A)]
+        b_vals = [B.ld((bkIdx + innerRowB + off) * N + innerColB * 4, vec=4) for off in range(0, BK, ROW_STRIDE_B)]
         # A: float4 from global, stored transposed (4 scalar STS, BM apart)
-        for off in range(0, BM, ROW_STRIDE_A):
-            t = A.ld((innerRowA + off) * K + bkIdx + innerColA * 4, vec=4)
+        for off, t in zip(range(0, BM, ROW_STRIDE_A), a_vals):
             for j in range(4):
                 As.st((innerColA * 4 + j) * BM + innerRowA + off, t[j])
         # B: float4 to float4
-        for off in range(0, BK, ROW_STRIDE_B):
-            t = B.ld((bkIdx + innerRowB + off) * N + innerColB * 4, vec=4)
+        for off, t in zip(range(0, BK, ROW_STRIDE_B), b_vals):
             Bs.st((innerRowB + off) * BN + innerColB * 4, t, vec=4)
         k.syncthreads()
 
