@@ -16,6 +16,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from micro_cli import BUILD_FLAGS, nvcc_build          # (beside this script)
+
 L = list(range(32))
 
 
@@ -65,7 +67,7 @@ METRICS = [f"{m}_{op}.sum" for op in ("ld", "st") for m in (
 def run_on_gpu(out: Path):
     here = Path(__file__).resolve().parent
     exe = out / "bank_patterns_bin"
-    subprocess.run(["nvcc", "-arch=sm_90", "-O3", "-o", str(exe), str(here / "bank_patterns.cu")], check=True)
+    nvcc_build(here / "bank_patterns.cu", exe)
     stdin = "\n".join(f"{n} {w} " + " ".join(map(str, offs)) for n, (w, offs) in PATTERNS.items()) + "\n"
     sys.path.insert(0, str(here.parents[1]))
     from gpusim.hw.ncu import find_ncu
@@ -125,7 +127,7 @@ def record(dir_: Path, dest: Path):
         "date": prov["date"], "device": smi.get("name", "NVIDIA H200"),
         "driver": str(smi.get("driver_version", "")), "cuda": {"nvcc": prov.get("nvcc", ""), "ncu": prov.get("ncu", "")},
         "clocks": {k: v for k, v in smi.items() if "clock" in k},
-        "build_flags": ["-arch=sm_90", "-O3"],
+        "build_flags": BUILD_FLAGS,
         "unit": "wavefronts per instruction",
         "value": patterns,
     }

@@ -22,7 +22,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1]))
-from kernels_cuda.micro.micro_cli import out_or_record  # noqa: E402
+from micro_cli import BUILD_FLAGS, nvcc_build, out_or_record  # noqa: E402  (beside this script)
 
 MODES = {0: "line", 1: "bcast", 2: "mix", 3: "quad"}
 WARPS_PER_BLOCK = (32, 16, 4)          # 64, 32, 8 warps per SM
@@ -43,7 +43,7 @@ def run_on_gpu(out: Path):
     from gpusim.hw.ncu import find_ncu
     out.mkdir(parents=True, exist_ok=True)
     exe = out / "rq_bin"
-    subprocess.run(["nvcc", "-arch=sm_90", "-O3", "-o", str(exe), str(HERE / "l1_request_cost.cu")], check=True)
+    nvcc_build(HERE / "l1_request_cost.cu", exe)
     sass = subprocess.run(["cuobjdump", "-sass", str(exe)], capture_output=True, text=True).stdout
     (out / "rq.sass").write_text(sass)
     modes = [str(m) for m in MODES]
@@ -129,7 +129,7 @@ def record(dir_: Path, dest: Path):
         "driver": str(smi.get("driver_version", "")),
         "cuda": {"nvcc": prov.get("nvcc", ""), "ncu": prov.get("ncu", "")},
         "clocks": {k: v for k, v in smi.items() if "clock" in k},
-        "build_flags": ["-arch=sm_90", "-O3"],
+        "build_flags": BUILD_FLAGS,
         "sass_loads": _ldg_lines((dir_ / "rq.sass").read_text())[:20],
         "metrics_dropped": prov.get("metrics_dropped"),
         "unit": "SM cycles per L1-hit request of one line (mode line, 64 warps per SM; ncu: sm__cycles_elapsed.avg "

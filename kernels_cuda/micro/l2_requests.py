@@ -17,6 +17,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from micro_cli import BUILD_FLAGS, nvcc_build          # (beside this script)
+
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1]))
 
@@ -42,7 +44,7 @@ def run_on_gpu(out: Path):
     from gpusim.hw.devinfo import smi_query, utc_now
     out.mkdir(parents=True, exist_ok=True)
     exe = out / "l2req_bin"
-    subprocess.run(["nvcc", "-arch=sm_90", "-O3", "-o", str(exe), str(HERE / "l2_requests.cu")], check=True)
+    nvcc_build(HERE / "l2_requests.cu", exe)
     from gpusim.hw.pcsamp import sass_text
     loads = sorted({t.split()[0] for k in ("l2req_ca", "l2req_cg") for t in sass_text(exe, k).values()
                     if t.startswith("LDG")})
@@ -121,7 +123,7 @@ def record(dir_: Path, dest: Path):
         "ncu_command": raw["ncu_command"], "source": "kernels_cuda/micro/l2_requests.cu:l2req_ca,l2req_cg",
         "date": raw["date"], "device": smi.get("name", "NVIDIA H200"), "driver": str(smi.get("driver_version", "")),
         "cuda": {"nvcc": raw.get("nvcc", ""), "ncu": raw.get("ncu", "")},
-        "clocks": {k: v for k, v in smi.items() if "clock" in k}, "build_flags": ["-arch=sm_90", "-O3"],
+        "clocks": {k: v for k, v in smi.items() if "clock" in k}, "build_flags": BUILD_FLAGS,
         "sass_loads": raw.get("sass_loads"),
         "unit": "SM cycles per request (clock64; with one block per SM it is the SM's own time)",
         "note": "with 2 blocks per SM the clock64 figure is a per-block mean and understates the SM's time (its "

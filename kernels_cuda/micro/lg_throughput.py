@@ -19,6 +19,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from micro_cli import BUILD_FLAGS, nvcc_build          # (beside this script)
+
 DS = (1, 2, 4, 8, 16, 32)
 BASE_METRICS = [
     "sm__cycles_elapsed.avg", "smsp__inst_executed_op_global_ld.sum",
@@ -35,7 +37,7 @@ def run_on_gpu(out: Path):
     from gpusim.hw.ncu import find_ncu
     from gpusim.hw.devinfo import smi_query, utc_now
     exe = out / "lg_bin"
-    subprocess.run(["nvcc", "-arch=sm_90", "-O3", "-o", str(exe), str(here / "lg_throughput.cu")], check=True)
+    nvcc_build(here / "lg_throughput.cu", exe)
     sass = subprocess.run(["cuobjdump", "-sass", str(exe)], capture_output=True, text=True).stdout
     ldg = sorted(set(re.findall(r"LDG\.[A-Z0-9.]+", sass)))
     runs = [subprocess.run([str(exe), *map(str, DS)], capture_output=True, text=True).stdout for _ in range(3)]
@@ -127,7 +129,7 @@ def record(dir_: Path, dest: Path):
         "driver": str(smi.get("driver_version", "")),
         "cuda": {"nvcc": prov.get("nvcc", ""), "ncu": prov.get("ncu", "")},
         "clocks": {k: v for k, v in smi.items() if "clock" in k},
-        "build_flags": ["-arch=sm_90", "-O3"],
+        "build_flags": BUILD_FLAGS,
         "sass_loads": prov.get("sass_ldg"),
         "unit": "L1TEX data-stage wavefronts (= distinct 128-B lines of a request) per SM cycle, L1 hits; the lowest of D = 4..32",
         "note": "wavefronts per request = D exactly (l1tex__data_pipe_lsu_wavefronts_mem_lgds); cycles per request = D for D >= 4; D = 1 and 2 cost about 2.5 cycles per request (another limit, not the data stage); clock64 cycles are per-block means and understate the SM elapsed time (blocks of one SM finish at different times)",

@@ -3,9 +3,17 @@ turns what it left there into a record under traces/hw/h200/micro/."""
 from __future__ import annotations
 
 import argparse
+import subprocess
 from pathlib import Path
 
 MICRO_RECORDS = Path(__file__).resolve().parents[2] / "traces" / "hw" / "h200" / "micro"
+BUILD_FLAGS = ["-arch=sm_90", "-O3"]      # every standalone micro's nvcc flags (its record names them)
+
+
+def nvcc_build(src: Path, exe: Path) -> Path:
+    """Compile a micro's .cu into exe with BUILD_FLAGS (nvcc must be on the machine)."""
+    subprocess.run(["nvcc", *BUILD_FLAGS, "-o", str(exe), str(src)], check=True)
+    return exe
 
 
 def out_or_record(run_on_gpu, record, record_name: str, argv=None):

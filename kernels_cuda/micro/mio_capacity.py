@@ -21,7 +21,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1]))
-from kernels_cuda.micro.micro_cli import out_or_record  # noqa: E402
+from micro_cli import BUILD_FLAGS, nvcc_build, out_or_record  # noqa: E402  (beside this script)
 
 MASKS = {"0x1": "1 warp", "0xf": "1 warp on each SMSP", "0x1111": "4 warps on SMSP 0",
          "0xffff": "16 warps, 4 per SMSP"}
@@ -31,7 +31,7 @@ def run_on_gpu(out: Path):
     from gpusim.hw.devinfo import smi_query, utc_now
     out.mkdir(parents=True, exist_ok=True)
     exe = out / "mio_bin"
-    subprocess.run(["nvcc", "-arch=sm_90", "-O3", "-o", str(exe), str(HERE / "mio_capacity.cu")], check=True)
+    nvcc_build(HERE / "mio_capacity.cu", exe)
     sass = subprocess.run(["cuobjdump", "-sass", str(exe)], capture_output=True, text=True).stdout
     (out / "mio.sass").write_text(sass)
     text = "".join(subprocess.run([str(exe), m], capture_output=True, text=True).stdout for m in MASKS)
@@ -80,7 +80,7 @@ def record(dir_: Path, dest: Path):
         "source": "kernels_cuda/micro/mio_capacity.cu:cap",
         "date": prov["date"], "device": smi.get("name", "NVIDIA H200"), "driver": str(smi.get("driver_version", "")),
         "cuda": {"nvcc": prov.get("nvcc", "")}, "clocks": {k: v for k, v in smi.items() if "clock" in k},
-        "build_flags": ["-arch=sm_90", "-O3"], "sass_loads": _lds_kinds((dir_ / "mio.sass").read_text()),
+        "build_flags": BUILD_FLAGS, "sass_loads": _lds_kinds((dir_ / "mio.sass").read_text()),
         "unit": "cycles (clock64) to issue a burst; value: 1 warp, 96 conflict-free LDS.32",
         "value": next((r["issue_cycles_median"] for r in rows if r["mask"] == "0x1" and r["words_per_lane"] == 1
                        and r["conflict"] == 1 and r["loads"] == 96), None),

@@ -15,6 +15,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from micro_cli import BUILD_FLAGS, nvcc_build          # (beside this script)
+
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1]))
 RUNS = tuple((m, n, w) for m in (0, 1, 2, 3) for n, w in ((2048, 0), (2048, 64), (4096, 0), (4096, 64))
@@ -34,7 +36,7 @@ def run_on_gpu(out: Path):
     from gpusim.hw.devinfo import smi_query, utc_now
     out.mkdir(parents=True, exist_ok=True)
     exe = out / "tile_bin"
-    subprocess.run(["nvcc", "-arch=sm_90", "-O3", "-o", str(exe), str(HERE / "tile_loads.cu")], check=True)
+    nvcc_build(HERE / "tile_loads.cu", exe)
     from gpusim.hw.pcsamp import sass_text
     ops = [t for k in ("tile_loads0", "tile_loads1", "tile_loads2", "tile_loads3") for t in sass_text(exe, k).values()]
     lines = []
@@ -104,7 +106,7 @@ def record(dir_: Path, dest: Path):
         "source": "kernels_cuda/micro/tile_loads.cu:tile_loads", "date": raw["date"],
         "device": smi.get("name", "NVIDIA H200"), "driver": str(smi.get("driver_version", "")),
         "cuda": {"nvcc": raw.get("nvcc", "")}, "clocks": {k: v for k, v in smi.items() if "clock" in k},
-        "build_flags": ["-arch=sm_90", "-O3"], "sass": raw.get("sass"),
+        "build_flags": BUILD_FLAGS, "sass": raw.get("sass"),
         "unit": "cycles (SM clock64)",
         "value": {f"{r['mode']}_{r['size']}_ffma{r['ffma_per_thread_per_tile']}": r["load_wait_p50"] for r in rows},
         "ncu_command": raw.get("ncu_command"),
