@@ -286,6 +286,17 @@ def plan_rounds(n_ctas: int, blocks_per_sm: int, sm_count: int) -> tuple[int, li
     return per_sm, out
 
 
+def ptxas_facts(result, scoreboards: str = "global", read_barriers: bool = True):
+    """(stall counts, dependency barriers, read barriers) of the kernel's recorded SASS, as the engine
+    takes them (see predict for the two switches); None when the kernel has no SASS record."""
+    table = stall_table(result.kernel, result.params, result.M, result.N, result.K)
+    if table is None:
+        return None
+    boards = {"global": scoreboard_table, "all": all_scoreboards, "none": lambda k, p: None}[scoreboards]
+    reads = read_barrier_table(result.kernel, result.params) if read_barriers else None
+    return table[0], boards(result.kernel, result.params), reads
+
+
 def predict(result, arch: str | GPU | None = None, *, levels: bool = True, windows=(W1, W2),
             full: bool = False, control_codes: bool = True, schedule: str = "phased",
             scoreboards: str = "global", read_barriers: bool = True) -> Prediction:
@@ -306,9 +317,7 @@ def predict(result, arch: str | GPU | None = None, *, levels: bool = True, windo
     rounds, total_cycles, vec = [], 0.0, None
     op_states: dict = {}
     table = stall_table(result.kernel, result.params, result.M, result.N, result.K) if control_codes else None
-    boards = {"global": scoreboard_table, "all": all_scoreboards, "none": lambda k, p: None}[scoreboards]
-    reads = read_barrier_table(result.kernel, result.params) if read_barriers else None
-    ptxas = (table[0], boards(result.kernel, result.params), reads) if table else None
+    ptxas = ptxas_facts(result, scoreboards, read_barriers) if table else None
     finish = None
     if schedule == "phased" and levels and plan and not _l2_warm(result, gpu):
         finish = slot_finish(result, gpu, result.occupancy.blocks_per_sm, ptxas)
@@ -376,5 +385,5 @@ def predict(result, arch: str | GPU | None = None, *, levels: bool = True, windo
                       per_sm, tuple(windows), src, notes, op_states)
 
 
-__all__ = ["predict", "Prediction", "Round", "plan_rounds", "time_round", "build_window", "W1", "W2",
+__all__ = ["predict", "ptxas_facts", "Prediction", "Round", "plan_rounds", "time_round", "build_window", "W1", "W2",
            "SAMPLING_TOLERANCE"]

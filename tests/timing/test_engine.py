@@ -15,11 +15,13 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
+import gpusim
 from gpusim.arch.presets import H200
 from gpusim.errors import GpusimError
 from gpusim.kernel.context import Ctx, Sampler
 from gpusim.kernel.opcodes import TABLE
-from gpusim.timing import simulate_sm, STATES, LEVEL_DRAM, LEVEL_L1, LEVEL_L2
+from gpusim.timing import engine as E, kernel_time as KT, lower, run_lowered, simulate_sm, STATES, LEVEL_DRAM, \
+    LEVEL_L1, LEVEL_L2
 from gpusim.trace.trace import ROW_DTYPE, Trace, trace_from_ctx
 
 ARCH = replace(H200, ffma_dependent_latency_cycles=4.0, imad_latency_cycles=4, lds_latency_cycles=23.0,
@@ -458,16 +460,12 @@ def test_skipping_idle_cycles_changes_nothing(kernel):
     """The engine jumps over cycles in which nothing can change; visiting every cycle instead (P_NO_SKIP)
     must give the same cycles and warp states. A two-trip window of each kernel's first round at 256^3,
     with the cache model's levels, ptxas's stall counts, barriers and read barriers as predict() uses."""
-    import gpusim
-    from gpusim.timing import engine as E, lower, run_lowered
-    from gpusim.timing import kernel_time as KT
-    from gpusim.timing.control_codes import read_barrier_table, scoreboard_table, stall_table
     res = gpusim.simulate(kernel, 256)
     gpu = gpusim.get_arch("h200")
     tr, _ = KT.build_window(res, KT._resident(res, gpu, res.occupancy.blocks_per_sm), 2)
-    levels = KT._Levels(res, gpu, True)(tr, gpu)
-    lw = lower(tr, gpu, global_level=levels, stall_counts=stall_table(kernel, res.params, 256, 256, 256)[0],
-               scoreboards=scoreboard_table(kernel, res.params), read_barriers=read_barrier_table(kernel, res.params))
+    counts, boards, reads = KT.ptxas_facts(res)
+    lw = lower(tr, gpu, global_level=KT._Levels(res, gpu, True)(tr, gpu), stall_counts=counts, scoreboards=boards,
+               read_barriers=reads)
     skip = run_lowered(lw, gpu)
     lw.params[E.P_NO_SKIP] = 1
     every = run_lowered(lw, gpu)
