@@ -141,6 +141,29 @@ def row_dot_col(k, As, a_base, Bs, b_col, b_stride, runs, acc, lead=0, sink=0, b
     return acc
 
 
+def interleave_loads(ffmas, first_use, lead: int) -> list:
+    """A ptxas-like issue order for a block of loads and the FFMAs that use them, when no SASS
+    order is recorded: the loads in order of first use, `lead` of them before the first FFMA, then
+    one after each FFMA, and any an FFMA still needs just before it.
+
+    `ffmas`: the FFMA keys in issue order; `first_use`: {load key: index into ffmas of its first
+    use}. Returns [("ld", key) | ("ffma", key)]."""
+    loads = sorted(first_use, key=lambda key: first_use[key])
+    out, nxt = [], 0
+    for _ in range(min(lead, len(loads))):
+        out.append(("ld", loads[nxt]))
+        nxt += 1
+    for n, f in enumerate(ffmas):
+        while nxt < len(loads) and first_use[loads[nxt]] <= n:
+            out.append(("ld", loads[nxt]))
+            nxt += 1
+        out.append(("ffma", f))
+        if nxt < len(loads):
+            out.append(("ld", loads[nxt]))
+            nxt += 1
+    return out
+
+
 # ---------------------------------------------------------------- epilogue
 
 def store_alpha_beta(k, C, idx, acc, alpha, beta):

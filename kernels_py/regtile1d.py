@@ -40,7 +40,7 @@ ptxas also unrolls the K loop by 4 (with x2/x1 remainder blocks); the memory
 and FP instructions per slab are unchanged, only the integer counts differ.
 """
 from gpusim.kernel import KernelSpec, align_period, require
-from kernels_py._common import (load_vectors, parse_ops, require_tile_multiples, shared_vectors,
+from kernels_py._common import (interleave_loads, ld_vec, parse_ops, require_tile_multiples, shared_vectors,
                                 store_alpha_beta, vec_width)
 
 NAME = "regtile1d"
@@ -126,6 +126,50 @@ def int_counts(BM, BN, BK, TM):
     return fam, False
 
 
+# The unrolled dot block's order of shared loads and FFMAs, read off the SASS between the K loop's two
+# BAR.SYNC (0x0420-0x0990 at the defaults): a<off> = the As load at element <off> of the thread's
+# TM*BK run, b<d> = the Bs load of row d, <i>.<d> = acc[i] += As[i*BK + d] * Bs[d]. ptxas issues a
+# few loads ahead and then spreads the rest among the FFMAs; the engine times the order it is given,
+# and with all 24 loads first (the source's order) a warp's loads met a full MIO queue where the
+# H200's wait on their data (tests/kernels_py/test_memory_order.py holds these to the SASS).
+_DOT_TEXT = {
+    (64, 64, 8, 8):
+        "b0 a0 a24 b1 b2 a8 0.0 a16 3.0 b3 0.1 3.1 a40 0.2 3.2 a32 1.0 1.1 1.2 2.0 2.1 0.3 3.3 1.3 2.2 "
+        "a56 5.0 2.3 4.0 a48 5.1 4.1 a4 5.2 b6 7.0 4.2 7.1 6.0 4.3 b4 5.3 6.1 7.2 a20 6.2 7.3 b5 6.3 a12 "
+        "a28 0.4 b7 2.4 0.5 2.5 1.4 2.6 1.5 3.4 0.6 a44 1.6 3.5 a36 3.6 0.7 1.7 2.7 a52 3.7 a60 5.4 4.4 "
+        "5.5 4.5 5.6 4.6 6.4 7.4 6.5 5.7 7.5 6.6 7.6 4.7 6.7 7.7",
+    (64, 64, 16, 4):
+        "b0 a0 a16 b1 a32 0.0 b2 1.0 0.1 1.1 a48 2.0 b3 2.1 0.2 1.2 3.0 2.2 3.1 0.3 2.3 b5 3.2 1.3 b4 "
+        "3.3 a4 a20 a36 0.4 b7 1.4 0.5 b6 2.4 1.5 a52 2.5 0.6 1.6 2.6 3.4 0.7 1.7 2.7 3.5 b10 3.6 b8 "
+        "3.7 a8 b9 a24 0.8 a40 0.9 0.10 1.8 1.9 2.8 a56 2.9 1.10 b11 2.10 3.8 3.9 0.11 b12 1.11 3.10 "
+        "2.11 a12 b13 b14 0.12 3.11 a28 0.13 a44 0.14 1.12 b15 1.13 a60 1.14 2.12 2.13 2.14 0.15 1.15 "
+        "2.15 3.12 3.13 3.14 3.15",
+}
+
+
+def _token(t: str):
+    if t[0] in "ab":
+        return t[0], int(t[1:])
+    i, d = t.split(".")
+    return "ffma", (int(i), int(d))
+
+
+_DOT = {key: [_token(t) for t in text.split()] for key, text in _DOT_TEXT.items()}
+
+
+def dot_order(BM, BN, BK, TM, a_vecs) -> list:
+    """[(kind, key)]: the SASS's order where recorded, else `interleave_loads`' (six loads ahead,
+    as at the defaults) over the source's FFMA order (dotIdx outer, resIdx inner)."""
+    if (BM, BN, BK, TM) in _DOT:
+        return _DOT[BM, BN, BK, TM]
+    ffmas = [(i, d) for d in range(BK) for i in range(TM)]
+    first = {}
+    for n, (i, d) in enumerate(ffmas):
+        first.setdefault(("b", d), n)
+        first.setdefault(("a", next(o for o, w in a_vecs if o <= i * BK + d < o + w)), n)
+    return [key if kind == "ld" else ("ffma", key) for kind, key in interleave_loads(ffmas, first, 6)]
+
+
 def regtile1d(k, M, N, K, alpha, A, B, beta, C, BM=64, BN=64, BK=8, TM=8):
     ints, _ = int_counts(BM, BN, BK, TM)
     tid = k.threadIdx.x
@@ -151,6 +195,7 @@ def regtile1d(k, M, N, K, alpha, A, B, beta, C, BM=64, BN=64, BK=8, TM=8):
     rolled = dot_rolled(BK, TM)
     a_base = threadRow * TM * BK                  # this thread's contiguous TM*BK floats of As
     a_vecs = shared_vectors(range(TM * BK), vec_width(TM * BK))
+    a_width = dict(a_vecs)
 
     for bk in k.loop(0, K, BK, period=align_period(BK, BK * N)):
         a = A.ld(innerRowA * K + innerColA + bk)              # A += BK per slab
@@ -160,10 +205,15 @@ def regtile1d(k, M, N, K, alpha, A, B, beta, C, BM=64, BN=64, BK=8, TM=8):
         k.syncthreads()
         k.ops(ints["head"])
         if not rolled:
-            av = load_vectors(As, a_base, a_vecs)          # 16 LDS.128 at the defaults
-            bv = [Bs.ld(d * BN + threadCol) for d in range(BK)]
-            for d in range(BK):
-                for i in range(TM):
+            av, bv = {}, {}
+            for kind, key in dot_order(BM, BN, BK, TM, a_vecs):
+                if kind == "a":                             # As[a_base + key : + width]
+                    for j, x in enumerate(ld_vec(As, a_base + key, a_width[key])):
+                        av[key + j] = x
+                elif kind == "b":                           # Bs row `key`
+                    bv[key] = Bs.ld(key * BN + threadCol)
+                else:
+                    i, d = key
                     acc[i] = k.ffma(av[i * BK + d], bv[d], acc[i])
         else:
             for d in range(BK):

@@ -31,6 +31,11 @@ and where this file therefore departs from the textbook source:
   memory and FP instruction counts equal the SASS for 22 of the 23 sets; the
   exception is TM=1, TN=16 (ptxas unrolls by 2 and keeps the As reads scalar;
   this file unrolls by 8).
+* Issue order (the timing engine times the order it is given): in a rolled trip ptxas loads the
+  first As float and the first Bs vector, then the other As floats, then the other Bs vectors, and
+  runs the FFMAs one Bs vector at a time (for each, every row i of the thread tile): so the first
+  FFMA waits on two loads, not on all ten (traces/static/regtile2d.sass 0x0af0-0x0f90;
+  tests/kernels_py/test_memory_order.py). Unrolled trips keep the source's order.
 * Global loads and stores are scalar LDG.E/STG.E: the staging loops are fully
   unrolled (BM/(T/BK) + BK/(T/BN) LDG and as many STS per slab, T = threads),
   and the epilogue issues TM*TN x (LDG, FMUL C*beta, FFMA acc*alpha + that, STG).
@@ -207,12 +212,23 @@ def regtile2d(k, M, N, K, alpha, A, B, beta, C, BM=128, BN=128, BK=8, TM=8, TN=8
         k.ops(ints["head"])
 
         for ds, a_vecs, b_vecs in trips:
-            av = load_vectors(As, a_base, a_vecs)
-            bv = load_vectors(Bs, b_base, b_vecs)
-            for d in ds:
-                for i in range(TM):
-                    for j in range(TN):
-                        acc[i][j] = k.ffma(av[i * BK + d], bv[d * BN + j], acc[i][j])
+            if len(ds) == 1:                      # a rolled trip, in its SASS's order
+                av = load_vectors(As, a_base, a_vecs[:1])
+                bv = load_vectors(Bs, b_base, b_vecs[:1])
+                av.update(load_vectors(As, a_base, a_vecs[1:]))
+                bv.update(load_vectors(Bs, b_base, b_vecs[1:]))
+                d = ds[0]
+                for b_off, w in b_vecs:
+                    for i in range(TM):
+                        for j in range(b_off - d * BN, b_off - d * BN + w):
+                            acc[i][j] = k.ffma(av[i * BK + d], bv[d * BN + j], acc[i][j])
+            else:
+                av = load_vectors(As, a_base, a_vecs)
+                bv = load_vectors(Bs, b_base, b_vecs)
+                for d in ds:
+                    for i in range(TM):
+                        for j in range(TN):
+                            acc[i][j] = k.ffma(av[i * BK + d], bv[d * BN + j], acc[i][j])
             if not fused:
                 k.ops(ints["dot"])
         k.syncthreads()

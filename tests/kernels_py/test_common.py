@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import gpusim
+from kernels_py._common import interleave_loads
 
 STATIC = Path(__file__).resolve().parents[2] / "traces" / "static"
 
@@ -38,3 +39,13 @@ def test_issue_order_follows_the_sass(kernel, sass):
     b2 = b + 1 + ops[b + 1:].index("BAR")
     nxt = [i for i, o in enumerate(ops[b2 + 1:]) if o in ("LDG", "BAR", "STG", "LDS")][0]
     assert (lead, ops[b2 + 1:b2 + 1 + nxt].count("FFMA")) == want
+
+
+def test_interleave_loads_leads_then_spreads_and_never_uses_a_value_before_its_load():
+    """Two loads ahead, then one after each FFMA; a load an FFMA needs comes just before it."""
+    ffmas = ["f0", "f1", "f2", "f3"]
+    first = {"x": 0, "y": 0, "z": 1, "w": 1, "v": 3}
+    got = interleave_loads(ffmas, first, lead=2)
+    assert got == [("ld", "x"), ("ld", "y"), ("ffma", "f0"), ("ld", "z"), ("ld", "w"), ("ffma", "f1"),
+                   ("ld", "v"), ("ffma", "f2"), ("ffma", "f3")]
+    assert interleave_loads(ffmas, first, lead=0)[:3] == [("ld", "x"), ("ld", "y"), ("ffma", "f0")]
