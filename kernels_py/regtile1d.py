@@ -40,7 +40,7 @@ ptxas also unrolls the K loop by 4 (with x2/x1 remainder blocks); the memory
 and FP instructions per slab are unchanged, only the integer counts differ.
 """
 from gpusim.kernel import KernelSpec, align_period, require
-from kernels_py._common import (interleave_loads, ld_vec, parse_ops, require_tile_multiples, shared_vectors,
+from kernels_py._common import (body_ops, branch_ops, interleave_loads, ld_vec, parse_ops, require_tile_multiples, shared_vectors,
                                 store_alpha_beta, vec_width)
 
 NAME = "regtile1d"
@@ -197,13 +197,24 @@ def regtile1d(k, M, N, K, alpha, A, B, beta, C, BM=64, BN=64, BK=8, TM=8):
     a_vecs = shared_vectors(range(TM * BK), vec_width(TM * BK))
     a_width = dict(a_vecs)
 
+    # the unrolled K-loop body in its SASS's order (0x0320-0x09b0 at the defaults): the two pointer
+    # sums (LEA, IADD3.X) before the loads, the uniform pointer steps and the loop test between the
+    # loads and the stores, the loop's BRA after the second barrier
+    head = ints["head"]
+    head_addr = {n: c for n, c in body_ops(head).items() if n[0] != "U" and not n.startswith("PLOP3")}
+    head_step = {n: c for n, c in body_ops(head).items() if n not in head_addr}
     for bk in k.loop(0, K, BK, period=align_period(BK, BK * N)):
+        if not rolled:
+            k.ops(head_addr)
         a = A.ld(innerRowA * K + innerColA + bk)              # A += BK per slab
         b = B.ld(innerRowB * N + innerColB + bk * N)          # B += BK*N per slab
+        if not rolled:
+            k.ops(head_step)
         As.st(innerRowA * BK + innerColA, a)
         Bs.st(innerRowB * BN + innerColB, b)
         k.syncthreads()
-        k.ops(ints["head"])
+        if rolled:
+            k.ops(head)
         if not rolled:
             av, bv = {}, {}
             for kind, key in dot_order(BM, BN, BK, TM, a_vecs):
@@ -224,6 +235,8 @@ def regtile1d(k, M, N, K, alpha, A, B, beta, C, BM=64, BN=64, BK=8, TM=8):
                 k.ops(ints["dot"])
             k.ops(ints["tail"])
         k.syncthreads()
+        if not rolled:
+            k.ops(branch_ops(head))
 
     k.ops(ints["epilogue"])
     for i in range(TM):
