@@ -9,10 +9,10 @@ per second (bench/bench_engine.py's measure).
 --schedule measured replays the H200's recorded CTA schedules in the L2 model (traces/hw/h200/
 ctasched/, 2048 and 4096 only): a diagnosis of how much of the error the L2 schedule makes, not a
 prediction.
---scoreboards all / none: ptxas's dependency barriers shared by shared loads too / by no load
-(default global: kernel_time.predict), a diagnosis of that rule.
+--scoreboards global / none: ptxas's dependency barriers on the global loads only / on no load
+(default all: global and shared loads, kernel_time.predict), a diagnosis of that rule.
 Usage: python bench/bench_timing.py [--kernels a,b] [--sizes 1024,2048,4096] [--schedule phased]
-       [--scoreboards global]
+       [--scoreboards all]
 """
 import argparse
 import json
@@ -41,7 +41,7 @@ def main():
     ap.add_argument("--kernels", default=",".join(LADDER))
     ap.add_argument("--sizes", default="1024,2048,4096")
     ap.add_argument("--schedule", default="phased", choices=("phased", "fluid", "waves", "measured"))
-    ap.add_argument("--scoreboards", default="global", choices=("global", "all", "none"))
+    ap.add_argument("--scoreboards", default="all", choices=("all", "global", "none"))
     ap.add_argument("--no-read-barriers", action="store_true",
                     help="leave out ptxas's read barriers on memory instructions (a diagnosis)")
     a = ap.parse_args()

@@ -111,11 +111,11 @@ class GPU:
     # instruction in queue_stalls_ncu.json agree), while 4 warps on 4 SMSPs (130.3 per load per warp)
     # and 32 warps (shared_pipe_rate.json) reach the SM's 1 wavefront/cycle. For the shared pipe the
     # limit is the warp's, not the SMSP's (micro/lds_bursts_order.json: conflict-free LDS.128 from 1 / 2
-    # / 4 warps of one SMSP return 0.25 / 0.41 / 0.63 wavefronts per cycle): a warp's shared load
-    # returns at most one wavefront per 2 cycles, and one register write (V registers per wavefront for
-    # an LDS.32/64/128, V = 1/2/4) per cycle: conflict-free LDS.128 from one warp 16 cycles each
-    # (lds_bursts_cf.json 1w: complete +16 per load), LDS.64 4, LDS.128 broadcast 4 (under its IADD3
-    # chain's 8). The L1TEX data stage keeps the per-SMSP limit (one SMSP every other cycle).
+    # / 4 warps of one SMSP return 0.25 / 0.41 / 0.63 wavefronts per cycle, consumed bursts): a warp's
+    # shared load returns at most one wavefront per 2 cycles, whatever its width
+    # (micro/lds_wide_return.json, bursts timed to the branch on their last load: LDS.128 8.0 cycles
+    # a load conflict-free, 16.0 with a 2-way conflict, 33.6 4-way; LDS.64 4 / 8.8 / 16.8). The L1TEX
+    # data stage keeps the per-SMSP limit (one SMSP every other cycle).
     warp_shared_cycles_per_wavefront: int = 2   # [M] per warp
     # [M] micro/lds_bursts_order.json, 16 warps: a broadcast LDS.128 (1 wavefront, 4 registers per
     # lane) costs the SM 2.19 cycles, a conflict-free LDS.64 (2 wavefronts) 2.14, LDS.128 (4) 4.18: the

@@ -97,23 +97,27 @@ def _scoreboards(kernel: str, params_items: tuple):
 
 
 def scoreboard_table(kernel: str, params: dict) -> dict | None:
-    """{"global": k}: how many distinct dependency barriers ptxas gives the global loads of the
-    kernel's block where most of them run (its SASS record and outline; None without one). A warp
-    has six; when more loads are in flight than the class has barriers, ptxas puts the rest on one,
-    whose consumer then waits for all of them: regblock's 12 tile loads sit on SB2, SB3, SB4 and
-    nine on SB5, and ncu's PC samples show its 4th STS waiting 2.2x as long as its 1st and the
-    5th-12th not at all (traces/hw/h200/pcsamp/). Shared loads are left out: ptxas lets loads that
-    return in order go without a barrier and the trace groups its LDS differently from the SASS
-    (scalar where ptxas merged), so the same rule applied to them (all_scoreboards) made
-    vectorized's and regtile1d's errors worse (MAPE 8.4 % against 7.3 %:
-    bench/bench_timing.py --scoreboards all)."""
+    """{"global": k, "shared": k}: how many distinct dependency barriers ptxas gives the global /
+    shared loads of the kernel's block where most of them run (its SASS record and outline; None
+    without one). A warp has six; when more loads are in flight than the class has barriers, ptxas
+    puts the rest on one, whose consumer then waits for all of them:
+    * regblock's 12 tile loads sit on SB2, SB3, SB4 and nine on SB5, and ncu's PC samples show its
+      4th STS waiting 2.2x as long as its 1st and the 5th-12th not at all (traces/hw/h200/pcsamp/);
+    * a burst of 16 LDS.128 sits on SB0-SB4 and eleven on SB5 (traces/hw/h200/micro/
+      stamp_lds128cf_16.sass): the IADD3 that reads the 6th waits for the whole burst, and only
+      with that does the engine time lds_bursts_cf.json's bursts as the H200 ran them
+      (tests/timing/test_shared_return.py).
+    ptxas also leaves a shared load without a barrier when a later one's wait covers it (in-order
+    return, micro/lds_wide_return.json's SASS); joining the latest barrier has the same effect."""
+    return _scoreboards(kernel, tuple(sorted(params.items())))
+
+
+def global_scoreboards(kernel: str, params: dict) -> dict | None:
+    """{"global": k} of scoreboard_table: the global loads' barriers only (a diagnosis: every shared
+    load then waits for its own data alone, as the engine had it before the shared loads' barriers
+    were read; bench/bench_timing.py --scoreboards global)."""
     got = _scoreboards(kernel, tuple(sorted(params.items())))
     return {"global": got["global"]} if got and "global" in got else None
-
-
-def all_scoreboards(kernel: str, params: dict) -> dict | None:
-    """{"global": k, "shared": k} as scoreboard_table, both load classes (for diagnosis)."""
-    return _scoreboards(kernel, tuple(sorted(params.items())))
 
 
 _MEM_BASES = ("LDG", "STG", "LDS", "STS")
@@ -272,5 +276,5 @@ def row_gaps(op: np.ndarray, warp_start: np.ndarray, opcodes: list, means: dict)
     return out
 
 
-__all__ = ["stall_count", "parse_sass", "barriers", "trace_name", "stall_table", "scoreboard_table", "all_scoreboards",
+__all__ = ["stall_count", "parse_sass", "barriers", "trace_name", "stall_table", "scoreboard_table", "global_scoreboards",
            "sass_wait_per_inst", "row_gaps", "read_barrier_table"]

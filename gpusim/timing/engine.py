@@ -52,9 +52,10 @@ Model (all times integer SM cycles; `t` is the current cycle):
     (ties: lowest SMSP) when free, in the same cycle it was issued at the earliest, and
     is busy for max(wavefronts, ceil(V / shared_wb)) cycles (V: registers a load writes per
     lane, R_LAT of an LDS row; shared_wb = 2 written back per cycle). The warp's own return
-    path then delivers it in n = max(shared_cpw * wavefronts, wavefronts * V) cycles after
-    its previous load's (shared_cpw = 2): ready at start' + n - n / wavefronts + lds_latency
-    (so an uncontended LDS.32 costs lds_latency; one warp's conflict-free LDS.128 16 cycles).
+    path then delivers it in n = shared_cpw * wavefronts cycles after its previous load's, whatever
+    its width (shared_cpw = 2; micro/lds_wide_return.json): ready at start' + n - shared_cpw +
+    lds_latency (so an uncontended LDS.32 costs lds_latency; one warp's conflict-free LDS.128 8
+    cycles, a 2-way conflicted one 16).
   * One data pipe (shared_and_global_share_data_pipe): the shared wavefronts above and a global
     request's lines share it; a hit or store holds it from when L1TEX takes it (the older of the two
     queues' heads first), a miss for its lines' cycles when its fill lands (a FIFO of charges).
@@ -709,8 +710,8 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                 if rows[r, R_CLS] == C_LDS:
                     regs = np.int64(rows[r, R_LAT])      # registers written per lane (lower.py)
                     n_sm = max(n, (regs + shared_wb - 1) // shared_wb)
-                    n_warp = max(shared_cpw * n, n * regs)
-                    done = t_w + n_warp - n_warp // n + lds_lat
+                    n_warp = shared_cpw * n
+                    done = t_w + n_warp - shared_cpw + lds_lat
                 else:
                     n_sm, n_warp = n, shared_cpw * n
                     done = t_w + n_warp

@@ -47,7 +47,7 @@ from gpusim.estimate.simulate import allocate, run_cta
 from gpusim.kernel.context import Sampler
 from gpusim.kernel.spec import get_kernel
 from gpusim.timing import simulate_sm, TimingResult
-from gpusim.timing.control_codes import all_scoreboards, read_barrier_table, scoreboard_table, stall_table
+from gpusim.timing.control_codes import global_scoreboards, read_barrier_table, scoreboard_table, stall_table
 from gpusim.timing.states import STATES, stall_metric
 from gpusim.trace.trace import Trace
 
@@ -286,30 +286,31 @@ def plan_rounds(n_ctas: int, blocks_per_sm: int, sm_count: int) -> tuple[int, li
     return per_sm, out
 
 
-def ptxas_facts(result, scoreboards: str = "global", read_barriers: bool = True):
+def ptxas_facts(result, scoreboards: str = "all", read_barriers: bool = True):
     """(stall counts, dependency barriers, read barriers) of the kernel's recorded SASS, as the engine
     takes them (see predict for the two switches); None when the kernel has no SASS record."""
     table = stall_table(result.kernel, result.params, result.M, result.N, result.K)
     if table is None:
         return None
-    boards = {"global": scoreboard_table, "all": all_scoreboards, "none": lambda k, p: None}[scoreboards]
+    boards = {"all": scoreboard_table, "global": global_scoreboards, "none": lambda k, p: None}[scoreboards]
     reads = read_barrier_table(result.kernel, result.params) if read_barriers else None
     return table[0], boards(result.kernel, result.params), reads
 
 
 def predict(result, arch: str | GPU | None = None, *, levels: bool = True, windows=(W1, W2),
             full: bool = False, control_codes: bool = True, schedule: str = "phased",
-            scoreboards: str = "global", read_barriers: bool = True) -> Prediction:
+            scoreboards: str = "all", read_barriers: bool = True) -> Prediction:
     """Predicted whole-kernel time and warp-state ratios of a simulated launch (see module doc).
     schedule: the L2 model's CTA schedule (gpusim.memory.cache): "phased" (default: slots staggered
     as the engine's first round finishes, slot_finish), "fluid", "waves", or "measured" to replay
     the H200's recorded one (a diagnosis of the L2 model, not a prediction). scoreboards: which
-    loads share ptxas's dependency barriers: "global" (default, control_codes.scoreboard_table),
-    "all" (shared loads too: all_scoreboards, a diagnosis) or "none". read_barriers: memory
+    loads share ptxas's dependency barriers: "all" (default: global and shared loads,
+    control_codes.scoreboard_table), "global" (global loads only: global_scoreboards, a diagnosis)
+    or "none". read_barriers: memory
     instructions hold ptxas's read barriers until their pipe takes them (control_codes.
     read_barrier_table); False to leave them out (a diagnosis)."""
-    if scoreboards not in ("global", "all", "none"):
-        raise GpusimError(f"scoreboards must be 'global', 'all' or 'none', got {scoreboards!r}")
+    if scoreboards not in ("all", "global", "none"):
+        raise GpusimError(f"scoreboards must be 'all', 'global' or 'none', got {scoreboards!r}")
     gpu = get_arch(arch if arch is not None else result.arch)
     gx, gy, gz = result.grid
     G = gx * gy * gz

@@ -12,7 +12,7 @@ from gpusim.arch.presets import H200
 from gpusim.kernel.spec import get_kernel
 from gpusim.timing import simulate_sm, STATES
 from gpusim.timing.control_codes import (barriers, parse_sass, read_barrier_table, row_gaps, sass_wait_per_inst,
-                                         scoreboard_table, stall_count, stall_table, trace_name)
+                                         scoreboard_table, global_scoreboards, stall_count, stall_table, trace_name)
 from tests.timing.hand_trace import HandTrace
 
 HW = Path(__file__).resolve().parents[2] / "traces" / "hw" / "h200"
@@ -29,13 +29,16 @@ def test_stall_count_bits():
 
 def test_regblock_tile_loads_share_a_barrier():
     """traces/static/regblock.sass: the K loop's 12 LDG set write barriers 2, 3, 4 and then 5 nine
-    times; the 4th STS waits on barrier 5 (all nine); scoreboard_table gives 4 global barriers."""
+    times; the 4th STS waits on barrier 5 (all nine); scoreboard_table gives 4 global barriers (and
+    3 for the 32 LDS.128 of the same block), global_scoreboards the global ones alone."""
     text = (Path(__file__).resolve().parents[2] / "traces" / "static" / "regblock.sass").read_text()
     ins = [x for x in barriers(text) if 0x05c0 <= x[0] <= 0x0760]
     assert [wr for _, op, wr, _, _ in ins if op.startswith("LDG")] == [2, 3, 4] + [5] * 9
     sts = [wait for _, op, _, _, wait in ins if op == "STS"]
     assert sts[:4] == [1 << 2, 1 << 3, 1 << 4, 1 << 5]
-    assert scoreboard_table("regblock", gpusim.simulate("regblock", 256).params) == {"global": 4}
+    params = gpusim.simulate("regblock", 256).params
+    assert scoreboard_table("regblock", params) == {"global": 4, "shared": 3}
+    assert global_scoreboards("regblock", params) == {"global": 4}
 
 
 def test_regblock_read_barriers():

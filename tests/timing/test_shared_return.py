@@ -7,10 +7,17 @@ record): per rep NOP, CS2R, B loads, CS2R, the IADD3 chain that sums the loaded 
 LDS.128, one per LDS.64, one per two LDS.32), CS2R, the 13 instructions that load the output
 pointer and trip count (two LDC) and compute the address, and lane 0's three STG.E.64 of the stamps
 (the loop is unrolled twice: no branch per rep).
-What they pin (presets.py): a warp's shared load returns one wavefront per 2 cycles and one
-register write per cycle, after the warp's previous one (so one warp's conflict-free LDS.128 take
-16 cycles each, yet 2 and 4 warps of one SMSP get more than one SMSP's old 0.5 wavefronts/cycle),
-and the SM's pipe writes back 2 registers per cycle (a broadcast LDS.128 costs it 2 cycles).
+The bursts are timed until the IADD3 chain has consumed them, and ptxas puts the first five loads of
+a burst on dependency barriers SB0-SB4 and every later one on SB5 (traces/hw/h200/micro/
+stamp_lds128cf_16.sass): the chain's IADD3 that reads the 6th load waits for the whole burst, and the
+rest of the chain runs after it. So these traces are timed with the SASS's barriers (six for the
+shared loads, the last shared), and what they pin (presets.py) is: a warp's shared load returns one
+wavefront per 2 cycles after the warp's previous one, whatever its width (micro/lds_wide_return.json
+times that without the chain: one warp's LDS.128 8 cycles each), 2 and 4 warps of one SMSP get more
+than one SMSP's old 0.5 wavefronts per cycle, and the SM's pipe writes back 2 registers per cycle (a
+broadcast LDS.128 costs it 2 cycles). Without the barriers the chain would overlap the returns and a
+burst of 16 LDS.128 would look twice as fast as on the H200 (the engine once made that up with a
+return path of 4 cycles per wavefront for LDS.128).
 """
 import json
 from dataclasses import replace
@@ -25,6 +32,7 @@ from gpusim.trace.trace import Trace
 from tests.timing.hand_trace import HandTrace
 
 MICRO = Path(__file__).resolve().parents[2] / "traces" / "hw" / "h200" / "micro"
+SASS_BARRIERS = {"shared": 6}      # stamp_lds128cf_16.sass: LDS on SB0-SB4, then all on SB5 (tested below)
 ORDER = json.loads((MICRO / "lds_bursts_order.json").read_text())["details"]["stamps"]
 REPS = 16
 LOAD = {1: "LDS", 2: "LDS.64", 4: "LDS.128"}
@@ -73,7 +81,7 @@ def stamped_trace(V: int, B: int, warps, broadcast: bool = False, sync: bool = F
 def loop_cycles(V, B, warps, broadcast=False):
     """Median cycles per rep of the warps (reps 2..15, as the record)."""
     t = stamped_trace(V, B, warps, broadcast)
-    res = simulate_sm(t, H200, global_level=np.full(len(t), LEVEL_L1, np.int8))
+    res = simulate_sm(t, H200, global_level=np.full(len(t), LEVEL_L1, np.int8), scoreboards=SASS_BARRIERS)
     ops = np.array(t.opcodes)[t.rows["op"][res.trace_row]]
     wrp = t.rows["warp"][res.trace_row]
     t0 = np.array([res.issue_cycle[np.flatnonzero((ops == "CS2R") & (wrp == w))][::3] for w in warps])
@@ -85,15 +93,25 @@ def recorded_loop(name):
     return (s[:, 15, 0].min() - s[:, 2, 0].min()) / 13
 
 
-def test_one_warp_lds128_returns_one_per_16_cycles():
-    """lds_bursts_cf.json, one warp: complete(16) - complete(8) = 128 cycles (16 per LDS.128, not
-    the 8 that 2 cycles per wavefront would give); the engine within 5 %."""
+def test_the_sass_puts_later_shared_loads_on_one_barrier():
+    """The fact SASS_BARRIERS stands for, read off the micro's SASS."""
+    from gpusim.timing.control_codes import barriers
+    ins = barriers((MICRO / "stamp_lds128cf_16.sass").read_text())
+    sets = [wr for _, op, wr, _, _ in ins if op.startswith("LDS")]
+    assert sets == [0, 1, 2, 3, 4] + [5] * 11
+    assert len(set(sets)) == SASS_BARRIERS["shared"]
+
+
+def test_one_warp_lds128_burst_completes_as_measured():
+    """lds_bursts_cf.json, one warp: complete(16) - complete(8) = 128 cycles: 8 cycles a load to
+    return (2 per wavefront) and, after the shared barrier, 8 cycles a load of IADD3 chain; the
+    engine within 5 %."""
     rec = {e["burst"]: e["complete_cycles"]
            for e in json.loads((MICRO / "lds_bursts_cf.json").read_text())["details"]["lds128cf_1w"]}
     sim = {}
     for B in (8, 16):
         t = stamped_trace(4, B, [0])
-        res = simulate_sm(t, H200, global_level=np.full(len(t), LEVEL_L1, np.int8))
+        res = simulate_sm(t, H200, global_level=np.full(len(t), LEVEL_L1, np.int8), scoreboards=SASS_BARRIERS)
         ops = np.array(t.opcodes)[t.rows["op"][res.trace_row]]
         cs = res.issue_cycle[np.flatnonzero(ops == "CS2R")].reshape(REPS, 3)
         sim[B] = np.median(cs[1:, 2] - cs[1:, 0])
@@ -120,6 +138,6 @@ def test_broadcast_lds128_costs_the_sm_two_cycles():
     assert loop == pytest.approx(recorded_loop("stamp_lds128bc 16w B16"), rel=0.20)
     t = stamped_trace(4, 16, list(range(16)), broadcast=True)
     wide = simulate_sm(t, replace(H200, shared_writeback_regs_per_sm_cycle=4),
-                       global_level=np.full(len(t), LEVEL_L1, np.int8))
-    base = simulate_sm(t, H200, global_level=np.full(len(t), LEVEL_L1, np.int8))
+                       global_level=np.full(len(t), LEVEL_L1, np.int8), scoreboards=SASS_BARRIERS)
+    base = simulate_sm(t, H200, global_level=np.full(len(t), LEVEL_L1, np.int8), scoreboards=SASS_BARRIERS)
     assert wide.cycles < 0.9 * base.cycles
