@@ -6,8 +6,11 @@ kernels' SASS as the tests do (tests/timing/test_shared_return.py, test_l2_path.
   time (t1 - t0) and its wait for the last value (t2 - t1), and ncu's warp states of five of them
   (lds_bursts_order_ncu.json) beside the engine's; l2_requests.json: SM cycles per request
   (one warp per SMSP, where clock64 is the SM's own time); tile_loads.json: cycles per K tile of
-  regblock's staging loop (tests/timing/test_tile_loads.py), 2048^2, every global load an L2 hit.
-Usage: python bench/bench_micro.py [--only lds|l2|tile]
+  regblock's staging loop (tests/timing/test_tile_loads.py), 2048^2, every global load an L2 hit;
+  lds_wide_return.json: one warp's cycles per shared load until a burst is back, by width and
+  conflict (tests/timing/test_lds_wide_return.py). The lds_bursts_order traces carry the SASS's
+  dependency barriers of their shared loads (test_shared_return.SASS_BARRIERS).
+Usage: python bench/bench_micro.py [--only lds|l2|tile|wide]
 """
 import argparse
 import json
@@ -21,7 +24,8 @@ sys.path.insert(0, str(ROOT))
 
 from gpusim.arch.presets import H200  # noqa: E402
 from gpusim.timing import simulate_sm, LEVEL_L1, LEVEL_L2  # noqa: E402
-from tests.timing.test_shared_return import stamped_trace, REPS  # noqa: E402
+from tests.timing.test_shared_return import stamped_trace, REPS, SASS_BARRIERS  # noqa: E402
+from tests.timing.test_lds_wide_return import ONE_WARP, OPS, ROWS as WIDE_ROWS, back_time  # noqa: E402
 from tests.timing.test_l2_path import l2_trace  # noqa: E402
 from tests.timing.test_tile_loads import REC as TILE_REC, tile_cycles  # noqa: E402
 
@@ -37,7 +41,7 @@ def _stamps(name, result=False):
     n = int(nw[:-1])
     warps = [4 * i for i in range(n)] if "smsp0" in rest else list(range(n))
     t = stamped_trace(V, B, warps, broadcast="bc" in kern, sync="sync" in kern)
-    res = simulate_sm(t, H200, global_level=np.full(len(t), LEVEL_L1, np.int8))
+    res = simulate_sm(t, H200, global_level=np.full(len(t), LEVEL_L1, np.int8), scoreboards=SASS_BARRIERS)
     ops = np.array(t.opcodes)[t.rows["op"][res.trace_row]]
     wrp = t.rows["warp"][res.trace_row]
     st = np.array([res.issue_cycle[np.flatnonzero((ops == "CS2R") & (wrp == w))].reshape(REPS, 3) for w in warps])
@@ -100,9 +104,20 @@ def tile():
         print(f"{label:46s} {r['cycles_per_tile_median']:8.0f} {sim:8.0f}")
 
 
+def wide():
+    print(f"\n{'lds_wide_return (one warp)':30s} {'wf/load':>8s} {'H200':>7s} {'sim':>7s}  cycles per load")
+    for k in ONE_WARP:
+        v, wf = k["words_per_lane"], int(k["wavefronts_per_load_ncu"])
+        bs = sorted(r["loads"] for r in WIDE_ROWS if r["mask"] == "0x1" and r["distinct_rows"] == 1
+                    and r["words_per_lane"] == v and r["conflict"] == k["conflict"])
+        sim = np.polyfit(bs, [back_time(OPS[v], wf, b) for b in bs], 1)[0]
+        label = f"{OPS[v]} {k['conflict']}-way"
+        print(f"{label:30s} {wf:8d} {k['cycles_per_load']:7.2f} {sim:7.2f}")
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--only", choices=("lds", "l2", "tile"))
+    ap.add_argument("--only", choices=("lds", "l2", "tile", "wide"))
     a = ap.parse_args()
     if a.only in (None, "lds"):
         lds()
@@ -110,6 +125,8 @@ def main():
         l2()
     if a.only in (None, "tile"):
         tile()
+    if a.only in (None, "wide"):
+        wide()
 
 
 if __name__ == "__main__":
