@@ -91,10 +91,10 @@ def _block_after_first_barrier_sass(kernel: str, params: dict) -> list:
     return _relative(out)
 
 
-def _block_after_first_barrier_trace(kernel: str, n: int) -> tuple[list, dict]:
+def _block_after_first_barrier_trace(kernel: str, n: int, params=None) -> tuple[list, dict]:
     """The same for warp 0 of the first CTA's trace, its first n entries after the first barrier
     (lane 0's address for a load)."""
-    res = gpusim.simulate(kernel, 256, mode="full", keep_trace=True)
+    res = gpusim.simulate(kernel, 256, mode="full", keep_trace=True, params=params)
     t, rows = res.trace, res.trace.rows
     mine = np.flatnonzero((rows["cta"] == rows["cta"][0]) & (rows["warp"] == 0))
     mine = mine[np.argsort(rows["seq"][mine], kind="stable")]
@@ -127,12 +127,14 @@ def _relative(seq: list) -> list:
     return [(nm, None if a is None else a - low[nm], p) for nm, a, p in seq]
 
 
-@pytest.mark.parametrize("kernel", ("regtile1d", "regtile2d"))
-def test_dot_block_order_follows_the_sass(kernel):
+@pytest.mark.parametrize("kernel,params", [("regtile1d", None), ("regtile1d", {"TM": 4, "BK": 16}),
+                                           ("regtile2d", None)])
+def test_dot_block_order_follows_the_sass(kernel, params):
     """After the barrier: the shared loads (opcode, offset) and FFMAs in the SASS's order, each FFMA
-    fed by the same loads. regtile1d's block is its whole unrolled dot product; regtile2d's is one
-    trip of its rolled dotIdx loop (the trace's first trip)."""
-    params = gpusim.simulate(kernel, 256).params
+    fed by the same loads. regtile1d's block is its whole unrolled dot product (defaults and the
+    committed TM4_BK16 variant); regtile2d's is one trip of its rolled dotIdx loop (the trace's
+    first trip)."""
+    params = gpusim.simulate(kernel, 256, params=params).params
     want = _block_after_first_barrier_sass(kernel, params)
-    got, _ = _block_after_first_barrier_trace(kernel, len(want))
+    got, _ = _block_after_first_barrier_trace(kernel, len(want), params)
     assert len(want) > 20 and got == want
