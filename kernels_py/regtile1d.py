@@ -30,6 +30,14 @@ and where this file therefore departs from the textbook source:
 * The epilogue is TM x (LDG, FMUL C*beta, FFMA acc*alpha + that, STG), scalar.
 * Global loads and stores are 32-bit (LDG.E/STG.E): ptxas cannot prove wider
   alignment of the pointers.
+* Issue order (the timing engine times the order it is given): ptxas issues a
+  few of the unrolled dot block's shared loads ahead and spreads the rest among
+  the FFMAs, and puts the K loop's pointer sums before the global loads and its
+  uniform steps between the loads and the stores. `_DOT_TEXT` holds the SASS's
+  order for the recorded tilings (tests/kernels_py/test_memory_order.py checks
+  every load's offset and the loads feeding every FFMA); other tilings take
+  `interleave_loads`' rule. In the source's order (all 24 loads first) the
+  engine's warps met a full MIO queue where the H200's wait on the data.
 
 Integer/control counts: exact (read off the SASS) for the parameter sets in
 `_INT` (defaults, the committed TM4_BK16 variant, and three more); for other
@@ -40,8 +48,8 @@ ptxas also unrolls the K loop by 4 (with x2/x1 remainder blocks); the memory
 and FP instructions per slab are unchanged, only the integer counts differ.
 """
 from gpusim.kernel import KernelSpec, align_period, require
-from kernels_py._common import (body_ops, branch_ops, interleave_loads, ld_vec, parse_ops, require_tile_multiples, shared_vectors,
-                                store_alpha_beta, vec_width)
+from kernels_py._common import (body_ops, branch_ops, interleave_loads, ld_vec, parse_ops, require_tile_multiples,
+                                shared_vectors, store_alpha_beta, vec_width)
 
 NAME = "regtile1d"
 DEFAULTS = {"BM": 64, "BN": 64, "BK": 8, "TM": 8}
@@ -213,8 +221,6 @@ def regtile1d(k, M, N, K, alpha, A, B, beta, C, BM=64, BN=64, BK=8, TM=8):
         As.st(innerRowA * BK + innerColA, a)
         Bs.st(innerRowB * BN + innerColB, b)
         k.syncthreads()
-        if rolled:
-            k.ops(head)
         if not rolled:
             av, bv = {}, {}
             for kind, key in dot_order(BM, BN, BK, TM, a_vecs):
@@ -227,6 +233,7 @@ def regtile1d(k, M, N, K, alpha, A, B, beta, C, BM=64, BN=64, BK=8, TM=8):
                     i, d = key
                     acc[i] = k.ffma(av[i * BK + d], bv[d], acc[i])
         else:
+            k.ops(head)
             for d in range(BK):
                 tmpB = Bs.ld(d * BN + threadCol)
                 av = [As.ld(a_base + i * BK + d) for i in range(TM)]

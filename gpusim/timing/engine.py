@@ -16,8 +16,9 @@ Model (all times integer SM cycles; `t` is the current cycle):
       scoreboard   - every producer it reads has its result (ready[producer] <= t); a
                      missing global-load result is long_scoreboard, a shared-load one
                      short_scoreboard, any other wait; with several, that order wins; with
-                     ptxas's dependency barriers on (P_SB_GLOBAL), a global load beyond the
-                     kernel's barrier count shares the last one, and a consumer waits for every
+                     ptxas's dependency barriers on (P_SB_GLOBAL, P_SB_SHARED), a global or
+                     shared load beyond its class's barrier count in the kernel's SASS shares the
+                     last one, and a consumer waits for every
                      load on its producer's barrier (_sb_issue); a memory row with a read wait
                      (rb_wait, ptxas's read barriers: lower.read_waits) waits until the pipe has
                      taken that earlier memory row of its warp (long_scoreboard; short_scoreboard

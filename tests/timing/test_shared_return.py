@@ -32,7 +32,9 @@ from gpusim.trace.trace import Trace
 from tests.timing.hand_trace import HandTrace
 
 MICRO = Path(__file__).resolve().parents[2] / "traces" / "hw" / "h200" / "micro"
-SASS_BARRIERS = {"shared": 6}      # stamp_lds128cf_16.sass: LDS on SB0-SB4, then all on SB5 (tested below)
+# stamp_lds128cf_16.sass: LDS on SB0-SB4, then all on SB5 (tested below; stamp_lds128cf_sync_16's SASS
+# reads the same); the other stamp kernels come from the same template and are given the same
+SASS_BARRIERS = {"shared": 6}
 ORDER = json.loads((MICRO / "lds_bursts_order.json").read_text())["details"]["stamps"]
 REPS = 16
 LOAD = {1: "LDS", 2: "LDS.64", 4: "LDS.128"}
