@@ -52,7 +52,7 @@ def main():
         for n in sizes:
             rec = json.loads((ROOT / f"traces/hw/h200/{k}_{n}.json").read_text())
             t0 = time.perf_counter()
-            p = predict(gpusim.simulate(k, n), schedule=a.schedule,      # (1024: A, B, C stay in the L2)
+            p = predict(gpusim.simulate(k, n, keep_trace=True), schedule=a.schedule,   # (1024: A, B, C stay in the L2)
                         scoreboards=a.scoreboards, read_barriers=not a.no_read_barriers)
             wall = time.perf_counter() - t0
             if n == 4096:

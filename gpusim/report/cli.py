@@ -32,8 +32,9 @@ def cmd_run(a):
     from gpusim.report import render
     M, N, K = _sizes(a)
     with render.progress_bar(f"simulating {a.kernel}", enabled=not a.json) as prog:
+        # the timing's cache model reads the trace: kept, it need not be simulated a second time
         r = simulate(a.kernel, M, N, K, arch=a.arch, params=_params(a.param), mode=a.mode,
-                     keep_trace=bool(a.save_trace), progress=prog)
+                     keep_trace=bool(a.save_trace) or not a.no_time, progress=prog)
     if a.save_trace:
         r.trace.save(a.save_trace)
     pred = None

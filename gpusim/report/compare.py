@@ -95,7 +95,7 @@ def timed_sim(kernel: str, size: int) -> dict:
     warp latency per issued instruction, every stall ratio, achieved occupancy, issue rate."""
     from gpusim import simulate
     from gpusim.timing.kernel_time import predict
-    r = simulate(kernel, M=size, N=size, K=size)
+    r = simulate(kernel, M=size, N=size, K=size, keep_trace=True)   # (the cache model reads the trace)
     p = predict(r)
     out = dict(r.metrics)
     out.update({k: v for k, v in p.metrics.items() if k in TIME_METRICS or k.startswith(STALL_PREFIX)})
