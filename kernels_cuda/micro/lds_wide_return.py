@@ -26,7 +26,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1]))
-from micro_cli import BUILD_FLAGS, nvcc_build, out_or_record  # noqa: E402  (beside this script)
+from micro_cli import BUILD_FLAGS, build_and_run, nvcc_version, out_or_record  # noqa: E402  (beside this script)
 
 MASKS = {"0x1": "1 warp", "0x1111": "4 warps on SMSP 0", "0xffff": "16 warps, 4 per SMSP"}
 METRICS = ["smsp__sass_inst_executed_op_shared_ld.sum", "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
@@ -37,20 +37,14 @@ def run_on_gpu(out: Path):
     from gpusim.hw.devinfo import smi_query, utc_now
     from gpusim.hw.ncu import find_ncu
     out.mkdir(parents=True, exist_ok=True)
-    exe = out / "wide_bin"
-    nvcc_build(HERE / "lds_wide_return.cu", exe)
-    sass = subprocess.run(["cuobjdump", "-sass", str(exe)], capture_output=True, text=True).stdout
-    (out / "wide.sass").write_text(sass)
-    text = "".join(subprocess.run([str(exe), m], capture_output=True, text=True).stdout for m in MASKS)
-    (out / "wide_stamps.txt").write_text(text)
+    exe, text = build_and_run(HERE / "lds_wide_return.cu", out, "wide", [[m] for m in MASKS])
     ncu = find_ncu() or "ncu"
     cmd = [ncu, "--clock-control", "none", "--csv", "--page", "raw", "--metrics", ",".join(METRICS), str(exe), "0x1"]
     p = subprocess.run(cmd, capture_output=True, text=True)
     (out / "wide_ncu.csv").write_text(p.stdout)
     ver = subprocess.run([ncu, "--version"], capture_output=True, text=True).stdout.strip().splitlines()
-    nv = subprocess.run(["nvcc", "--version"], capture_output=True, text=True).stdout.strip().splitlines()
     (out / "wide_prov.json").write_text(json.dumps({
-        "date": utc_now(), "smi": smi_query(), "nvcc": nv[-1] if nv else "", "ncu": ver[-1] if ver else "",
+        "date": utc_now(), "smi": smi_query(), "nvcc": nvcc_version(), "ncu": ver[-1] if ver else "",
         "ncu_command": " ".join(cmd[:-2]) + " wide_bin 0x1", "ncu_stderr": p.stderr[-2000:],
         "command": "python3 kernels_cuda/micro/lds_wide_return.py --out $OUT"}))
     exe.unlink(missing_ok=True)

@@ -16,6 +16,24 @@ def nvcc_build(src: Path, exe: Path) -> Path:
     return exe
 
 
+def build_and_run(src: Path, out: Path, tag: str, runs) -> tuple[Path, str]:
+    """Build src into out/<tag>_bin, keep its SASS as out/<tag>.sass, run the binary once per
+    argument list in `runs` and keep what it printed as out/<tag>_stamps.txt. Returns (the binary,
+    the printed text); the caller deletes the binary when done with it."""
+    exe = nvcc_build(src, out / f"{tag}_bin")
+    sass = subprocess.run(["cuobjdump", "-sass", str(exe)], capture_output=True, text=True).stdout
+    (out / f"{tag}.sass").write_text(sass)
+    text = "".join(subprocess.run([str(exe), *args], capture_output=True, text=True).stdout for args in runs)
+    (out / f"{tag}_stamps.txt").write_text(text)
+    return exe, text
+
+
+def nvcc_version() -> str:
+    """The last line of `nvcc --version` ("" without nvcc output)."""
+    nv = subprocess.run(["nvcc", "--version"], capture_output=True, text=True).stdout.strip().splitlines()
+    return nv[-1] if nv else ""
+
+
 def out_or_record(run_on_gpu, record, record_name: str, argv=None):
     """Parse --out / --record and call run_on_gpu(out_dir) or record(dir, MICRO_RECORDS / record_name)."""
     ap = argparse.ArgumentParser()

@@ -15,13 +15,12 @@ from __future__ import annotations
 import json
 import re
 import statistics
-import subprocess
 import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1]))
-from micro_cli import BUILD_FLAGS, nvcc_build, out_or_record  # noqa: E402  (beside this script)
+from micro_cli import BUILD_FLAGS, build_and_run, nvcc_version, out_or_record  # noqa: E402  (beside this script)
 
 MASKS = {"0x1": "1 warp", "0xf": "1 warp on each SMSP", "0x1111": "4 warps on SMSP 0",
          "0xffff": "16 warps, 4 per SMSP"}
@@ -30,15 +29,9 @@ MASKS = {"0x1": "1 warp", "0xf": "1 warp on each SMSP", "0x1111": "4 warps on SM
 def run_on_gpu(out: Path):
     from gpusim.hw.devinfo import smi_query, utc_now
     out.mkdir(parents=True, exist_ok=True)
-    exe = out / "mio_bin"
-    nvcc_build(HERE / "mio_capacity.cu", exe)
-    sass = subprocess.run(["cuobjdump", "-sass", str(exe)], capture_output=True, text=True).stdout
-    (out / "mio.sass").write_text(sass)
-    text = "".join(subprocess.run([str(exe), m], capture_output=True, text=True).stdout for m in MASKS)
-    (out / "mio_stamps.txt").write_text(text)
-    nv = subprocess.run(["nvcc", "--version"], capture_output=True, text=True).stdout.strip().splitlines()
+    exe, text = build_and_run(HERE / "mio_capacity.cu", out, "mio", [[m] for m in MASKS])
     (out / "mio_prov.json").write_text(json.dumps({
-        "date": utc_now(), "smi": smi_query(), "nvcc": nv[-1] if nv else "",
+        "date": utc_now(), "smi": smi_query(), "nvcc": nvcc_version(),
         "command": "python3 kernels_cuda/micro/mio_capacity.py --out $OUT"}))
     exe.unlink(missing_ok=True)
     print(text[:3000])
