@@ -8,9 +8,12 @@ kernels' SASS as the tests do (tests/timing/test_shared_return.py, test_l2_path.
   (one warp per SMSP, where clock64 is the SM's own time); tile_loads.json: cycles per K tile of
   regblock's staging loop (tests/timing/test_tile_loads.py), 2048^2, every global load an L2 hit;
   lds_wide_return.json: one warp's cycles per shared load until a burst is back, by width and
-  conflict (tests/timing/test_lds_wide_return.py). The lds_bursts_order traces carry the SASS's
-  dependency barriers of their shared loads (test_shared_return.SASS_BARRIERS).
-Usage: python bench/bench_micro.py [--only lds|l2|tile|wide]
+  conflict (tests/timing/test_lds_wide_return.py); mio_capacity.json: the median issue time of a
+  burst of B shared loads per warp layout (8 bursts per warp, each consumed before the next, as
+  kernels_cuda/micro/mio_capacity.cu does). The lds_bursts_order and mio_capacity traces carry the
+  lds_bursts kernels' SASS barriers for their shared loads (test_shared_return.SASS_BARRIERS; the
+  cap<> kernels' own SASS was not kept).
+Usage: python bench/bench_micro.py [--only lds|l2|tile|wide|mio]
 """
 import argparse
 import json
@@ -27,6 +30,7 @@ from gpusim.timing import simulate_sm, LEVEL_L1, LEVEL_L2  # noqa: E402
 from tests.timing.test_shared_return import stamped_trace, REPS, SASS_BARRIERS  # noqa: E402
 from tests.timing.test_lds_wide_return import ONE_WARP, OPS, ROWS as WIDE_ROWS, back_time  # noqa: E402
 from tests.timing.test_l2_path import l2_trace  # noqa: E402
+from tests.timing.hand_trace import HandTrace  # noqa: E402
 from tests.timing.test_tile_loads import REC as TILE_REC, tile_cycles  # noqa: E402
 
 MICRO = ROOT / "traces" / "hw" / "h200" / "micro"
@@ -115,9 +119,53 @@ def wide():
         print(f"{label:30s} {wf:8d} {k['cycles_per_load']:7.2f} {sim:7.2f}")
 
 
+def _mio_issue(V, wf, B, warps, reps=8):
+    """Median over warps and bursts 2..reps of the engine's burst issue time (t1 - t0)."""
+    ht = HandTrace()
+    for w in range(max(warps) + 1):
+        add = ht.warp(w)
+        if w in warps:
+            acc = add("IMAD.MOV")
+            for _ in range(reps):
+                add("NOP")
+                add("CS2R")
+                ld = [add(OPS[V], wf=wf) for _ in range(B)]
+                add("CS2R")
+                regs = [j for j in ld for _ in range(V)]
+                for k in range(0, len(regs), 2):             # ptxas's IADD3 chain: two loaded registers each
+                    acc = add("IADD3", (regs[k], regs[min(k + 1, len(regs) - 1)], acc))
+                t2 = add("CS2R")
+                add("STG", (t2,), sec=1, lines=1)
+        add("EXIT")
+    t = ht.trace()
+    res = simulate_sm(t, H200, global_level=np.full(len(t), LEVEL_L1, np.int8), scoreboards=SASS_BARRIERS)
+    ops = np.array(t.opcodes)[t.rows["op"][res.trace_row]]
+    wrp = t.rows["warp"][res.trace_row]
+    spans = []
+    for w in warps:
+        cs = res.issue_cycle[np.flatnonzero((ops == "CS2R") & (wrp == w))].reshape(reps, 3)
+        spans += list(cs[1:, 1] - cs[1:, 0])
+    return float(np.median(spans))
+
+
+def mio():
+    rows = json.loads((MICRO / "mio_capacity.json").read_text())["details"]["rows"]
+    print(f"\n{'mio_capacity (burst issue, cycles)':34s} {'B':>3s} {'H200':>7s} {'sim':>7s}")
+    for r in rows:
+        if r["mask"] == "0x1":
+            continue
+        m = int(r["mask"], 16)
+        warps = [w for w in range(32) if (m >> w) & 1]
+        V, c = r["words_per_lane"], r["conflict"]
+        wf = c if V == 1 else V
+        sim = _mio_issue(V, wf, r["loads"], warps)
+        label = f"{r['layout'][:18]} {OPS[V]} {wf}wf"
+        print(f"{label:34s} {r['loads']:3d} {r['issue_cycles_median']:7.0f} {sim:7.0f}", flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--only", choices=("lds", "l2", "tile", "wide"))
+    ap.add_argument("--only", choices=("lds", "l2", "tile", "wide", "mio"))
     a = ap.parse_args()
     if a.only in (None, "lds"):
         lds()
@@ -127,6 +175,8 @@ def main():
         tile()
     if a.only in (None, "wide"):
         wide()
+    if a.only in (None, "mio"):
+        mio()
 
 
 if __name__ == "__main__":
