@@ -27,7 +27,8 @@ __device__ __forceinline__ unsigned ld_cg(const unsigned *p) {
   return v;
 }
 
-// every line once, in chain order, from the CTA that runs on SM `who` (the others exit)
+// every line once, in chain order, from the CTAs that run on SM `who` (often more than one: each reads
+// the whole chain; the others exit)
 __global__ void warm(const unsigned *chain, unsigned nlines, unsigned who, unsigned *sink) {
   if (smid() != who || threadIdx.x != 0) return;
   unsigned i = 0, acc = 0;
