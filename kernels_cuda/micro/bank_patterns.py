@@ -16,7 +16,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from micro_cli import BUILD_FLAGS, nvcc_build          # (beside this script)
+from micro_cli import provenance, nvcc_build          # (beside this script)
 
 L = list(range(32))
 
@@ -116,7 +116,6 @@ def record(dir_: Path, dest: Path):
                        "wavefronts": (wf - fill) / (count - fill), "bank_conflicts": bc / (count - fill),
                        "raw": {"instructions": count, "wavefronts": wf, "bank_conflicts": bc,
                                "fill_sts": fill}}
-    smi = prov.get("smi", {})
     rec = {
         "schema": "gpusim.hw.micro/1", "bench": "bank_patterns",
         "what": "wavefronts and bank conflicts of one warp-level shared load or store per lane-address pattern",
@@ -124,10 +123,7 @@ def record(dir_: Path, dest: Path):
                "the GPU; ncu --clock-control none reads the instruction's wavefronts "
                "(kernels_cuda/micro/bank_patterns.py, bank_patterns.cu)",
         "command": prov["command"] + " (on the H200), then --record DIR here",
-        "date": prov["date"], "device": smi.get("name", "NVIDIA H200"),
-        "driver": str(smi.get("driver_version", "")), "cuda": {"nvcc": prov.get("nvcc", ""), "ncu": prov.get("ncu", "")},
-        "clocks": {k: v for k, v in smi.items() if "clock" in k},
-        "build_flags": BUILD_FLAGS,
+        **provenance(prov),
         "unit": "wavefronts per instruction",
         "value": patterns,
     }

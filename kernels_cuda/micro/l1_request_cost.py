@@ -22,7 +22,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1]))
-from micro_cli import BUILD_FLAGS, nvcc_build, out_or_record  # noqa: E402  (beside this script)
+from micro_cli import provenance, nvcc_build, out_or_record  # noqa: E402  (beside this script)
 
 MODES = {0: "line", 1: "bcast", 2: "mix", 3: "quad"}
 WARPS_PER_BLOCK = (32, 16, 4)          # 64, 32, 8 warps per SM
@@ -113,7 +113,6 @@ def record(dir_: Path, dest: Path):
                 row["ncu_sectors_per_request"] = m.get("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", 0) / req
                 row["ncu_wavefronts_per_request"] = m.get("l1tex__data_pipe_lsu_wavefronts_mem_lgds.sum", 0) / req
         rows.append(row)
-    smi = prov.get("smi", {})
     rec = {
         "schema": "gpusim.hw.micro/1", "bench": "l1_request_cost",
         "what": "SM cycles per L1-hit global load request, one line per load, no address arithmetic per load",
@@ -125,11 +124,7 @@ def record(dir_: Path, dest: Path):
         "command": prov["command"] + " (on the H200), then --record DIR here",
         "ncu_command": prov.get("ncu_command"),
         "source": "kernels_cuda/micro/l1_request_cost.cu:rq",
-        "date": prov["date"], "device": smi.get("name", "NVIDIA H200"),
-        "driver": str(smi.get("driver_version", "")),
-        "cuda": {"nvcc": prov.get("nvcc", ""), "ncu": prov.get("ncu", "")},
-        "clocks": {k: v for k, v in smi.items() if "clock" in k},
-        "build_flags": BUILD_FLAGS,
+        **provenance(prov),
         "sass_loads": _ldg_lines((dir_ / "rq.sass").read_text())[:20],
         "metrics_dropped": prov.get("metrics_dropped"),
         "unit": "SM cycles per L1-hit request of one line (mode line, 64 warps per SM; ncu: sm__cycles_elapsed.avg "

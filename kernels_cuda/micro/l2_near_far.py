@@ -20,7 +20,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1]))
-from micro_cli import BUILD_FLAGS, build_and_run, nvcc_version, out_or_record  # noqa: E402  (beside this script)
+from micro_cli import provenance, build_and_run, nvcc_version, out_or_record  # noqa: E402  (beside this script)
 
 SPLIT = 50.0          # cycles: an SM whose two warmed chases differ by more has a near and a far side
 
@@ -55,7 +55,6 @@ def record(dir_: Path, dest: Path):
             pairs.append({"footprint_mb": mb, "sms_with_two_sides": len(split),
                           "near_median": statistics.median(p[0] for p in split) if split else None,
                           "far_median": statistics.median(p[1] for p in split) if split else None})
-    smi = prov.get("smi", {})
     two = next((p for p in pairs if p["footprint_mb"] == 2), None)
     rec = {
         "schema": "gpusim.hw.micro/1", "bench": "l2_near_far",
@@ -67,9 +66,7 @@ def record(dir_: Path, dest: Path):
                "two warmers differ by more than 50 cycles; near / far: the medians of their lower / higher",
         "command": prov["command"] + " (on the H200), then --record DIR here",
         "source": "kernels_cuda/micro/l2_near_far.cu:warm,probe",
-        "date": prov["date"], "device": smi.get("name", "NVIDIA H200"), "driver": str(smi.get("driver_version", "")),
-        "cuda": {"nvcc": prov.get("nvcc", "")}, "clocks": {k: v for k, v in smi.items() if "clock" in k},
-        "build_flags": BUILD_FLAGS,
+        **provenance(prov),
         "unit": "cycles per dependent load; value: the far-side median, 2 MB",
         "value": two["far_median"] if two else None,
         "details": {"pairs": pairs, "rows": rows},

@@ -17,7 +17,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from micro_cli import BUILD_FLAGS, nvcc_build          # (beside this script)
+from micro_cli import provenance, nvcc_build          # (beside this script)
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1]))
@@ -111,7 +111,6 @@ def record(dir_: Path, dest: Path):
     def clk_at(load, warps, d):
         return next((r["cycles_per_request_clock64"] for r in rows if r["load"] == load and
                      r["warps_per_sm"] == warps and r["distinct_lines_per_request"] == d), None)
-    smi = raw.get("smi", {})
     rec = {
         "schema": "gpusim.hw.micro/1", "bench": "l2_requests",
         "what": "throughput of global loads that miss in L1 and hit in L2, by distinct 128-B lines per warp request",
@@ -121,9 +120,7 @@ def record(dir_: Path, dest: Path):
                "median of 3 runs; ncu --clock-control none on the same launches (kernels_cuda/micro/l2_requests.py)",
         "command": raw["command"] + " (on the H200), then --record DIR here",
         "ncu_command": raw["ncu_command"], "source": "kernels_cuda/micro/l2_requests.cu:l2req_ca,l2req_cg",
-        "date": raw["date"], "device": smi.get("name", "NVIDIA H200"), "driver": str(smi.get("driver_version", "")),
-        "cuda": {"nvcc": raw.get("nvcc", ""), "ncu": raw.get("ncu", "")},
-        "clocks": {k: v for k, v in smi.items() if "clock" in k}, "build_flags": BUILD_FLAGS,
+        **provenance(raw),
         "sass_loads": raw.get("sass_loads"),
         "unit": "SM cycles per request (clock64; with one block per SM it is the SM's own time)",
         "note": "with 2 blocks per SM the clock64 figure is a per-block mean and understates the SM's time (its "

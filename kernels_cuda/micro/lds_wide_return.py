@@ -26,7 +26,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1]))
-from micro_cli import BUILD_FLAGS, build_and_run, nvcc_version, out_or_record  # noqa: E402  (beside this script)
+from micro_cli import provenance, build_and_run, nvcc_version, out_or_record  # noqa: E402  (beside this script)
 
 MASKS = {"0x1": "1 warp", "0x1111": "4 warps on SMSP 0", "0xffff": "16 warps, 4 per SMSP"}
 METRICS = ["smsp__sass_inst_executed_op_shared_ld.sum", "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
@@ -103,7 +103,6 @@ def record(dir_: Path, dest: Path):
         kinds.append({"mask": key[0], "words_per_lane": key[1], "conflict": key[2], "distinct_rows": key[3],
                       "wavefronts_per_load_ncu": wavefronts.get(key[1:]),
                       "cycles_per_load": _slope([p[0] for p in pts], [p[1] for p in pts])})
-    smi = prov.get("smi", {})
     value = next((k["cycles_per_load"] for k in kinds if k["mask"] == "0x1" and k["words_per_lane"] == 4
                   and k["conflict"] == 2 and k["distinct_rows"] == 1), None)
     rec = {
@@ -118,9 +117,7 @@ def record(dir_: Path, dest: Path):
                "warp alone also runs LDS.128 bursts of 32-48 and LDS.64 bursts of 64-96",
         "command": prov["command"] + " (on the H200), then --record DIR here",
         "ncu_command": prov.get("ncu_command"), "source": "kernels_cuda/micro/lds_wide_return.cu:wide",
-        "date": prov["date"], "device": smi.get("name", "NVIDIA H200"), "driver": str(smi.get("driver_version", "")),
-        "cuda": {"nvcc": prov.get("nvcc", ""), "ncu": prov.get("ncu", "")},
-        "clocks": {k: v for k, v in smi.items() if "clock" in k}, "build_flags": BUILD_FLAGS,
+        **provenance(prov),
         "unit": "cycles per load (slope of the back time); value: 1 warp, LDS.128 with a 2-way conflict",
         "value": value,
         "details": {"kinds": kinds, "rows": rows},

@@ -19,7 +19,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from micro_cli import BUILD_FLAGS, nvcc_build          # (beside this script)
+from micro_cli import provenance, nvcc_build          # (beside this script)
 
 DS = (1, 2, 4, 8, 16, 32)
 BASE_METRICS = [
@@ -114,7 +114,6 @@ def record(dir_: Path, dest: Path):
         if m.get("sm__cycles_elapsed.avg"):
             r["wavefronts_per_sm_cycle"] = m["l1tex__data_pipe_lsu_wavefronts_mem_lgds.avg"] / m["sm__cycles_elapsed.avg"]
     rate = min(r["wavefronts_per_sm_cycle"] for r in big) if big else None
-    smi = prov.get("smi", {})
     rec = {
         "schema": "gpusim.hw.micro/1", "bench": "lg_throughput",
         "what": "L1TEX throughput of global loads hitting in L1, by distinct 128-B lines per warp request",
@@ -125,11 +124,7 @@ def record(dir_: Path, dest: Path):
         "command": prov["command"] + " (on the H200), then --record DIR here",
         "ncu_command": prov.get("ncu_command"),
         "source": "kernels_cuda/micro/lg_throughput.cu:lg",
-        "date": prov["date"], "device": smi.get("name", "NVIDIA H200"),
-        "driver": str(smi.get("driver_version", "")),
-        "cuda": {"nvcc": prov.get("nvcc", ""), "ncu": prov.get("ncu", "")},
-        "clocks": {k: v for k, v in smi.items() if "clock" in k},
-        "build_flags": BUILD_FLAGS,
+        **provenance(prov),
         "sass_loads": prov.get("sass_ldg"),
         "unit": "L1TEX data-stage wavefronts (= distinct 128-B lines of a request) per SM cycle, L1 hits; the lowest of D = 4..32",
         "note": "wavefronts per request = D exactly (l1tex__data_pipe_lsu_wavefronts_mem_lgds); cycles per request = D for D >= 4; D = 1 and 2 cost about 2.5 cycles per request (another limit, not the data stage); clock64 cycles are per-block means and understate the SM elapsed time (blocks of one SM finish at different times)",

@@ -28,6 +28,18 @@ def build_and_run(src: Path, out: Path, tag: str, runs) -> tuple[Path, str]:
     return exe, text
 
 
+def provenance(prov: dict) -> dict:
+    """The fields every standalone micro's record takes from the provenance its GPU run left (date,
+    nvidia-smi query, nvcc and, where the run used it, ncu): date, device, driver, cuda, clocks,
+    build_flags, in that order."""
+    smi = prov.get("smi", {})
+    cuda = {"nvcc": prov.get("nvcc", "")}
+    if "ncu" in prov:
+        cuda["ncu"] = prov["ncu"]
+    return {"date": prov["date"], "device": smi.get("name", "NVIDIA H200"), "driver": str(smi.get("driver_version", "")),
+            "cuda": cuda, "clocks": {k: v for k, v in smi.items() if "clock" in k}, "build_flags": BUILD_FLAGS}
+
+
 def nvcc_version() -> str:
     """The last line of `nvcc --version` ("" without nvcc output)."""
     nv = subprocess.run(["nvcc", "--version"], capture_output=True, text=True).stdout.strip().splitlines()

@@ -20,7 +20,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1]))
-from micro_cli import BUILD_FLAGS, build_and_run, nvcc_version, out_or_record  # noqa: E402  (beside this script)
+from micro_cli import provenance, build_and_run, nvcc_version, out_or_record  # noqa: E402  (beside this script)
 
 MASKS = {"0x1": "1 warp", "0xf": "1 warp on each SMSP", "0x1111": "4 warps on SMSP 0",
          "0xffff": "16 warps, 4 per SMSP"}
@@ -60,7 +60,6 @@ def record(dir_: Path, dest: Path):
                      "issue_cycles_median": statistics.median(issue), "wait_cycles_median": statistics.median(wait),
                      "issue_cycles_by_warp": {str(w): statistics.median(x[0] for x in reps[1:])
                                               for w, reps in per.items()}})
-    smi = prov.get("smi", {})
     rec = {
         "schema": "gpusim.hw.micro/1", "bench": "mio_capacity",
         "what": "issue time of bursts of B independent shared loads by kind (LDS.32 1- to 32-way conflicted, "
@@ -71,9 +70,7 @@ def record(dir_: Path, dest: Path):
                "(kernels_cuda/micro/mio_capacity.py, .cu)",
         "command": prov["command"] + " (on the H200), then --record DIR here",
         "source": "kernels_cuda/micro/mio_capacity.cu:cap",
-        "date": prov["date"], "device": smi.get("name", "NVIDIA H200"), "driver": str(smi.get("driver_version", "")),
-        "cuda": {"nvcc": prov.get("nvcc", "")}, "clocks": {k: v for k, v in smi.items() if "clock" in k},
-        "build_flags": BUILD_FLAGS, "sass_loads": _lds_kinds((dir_ / "mio.sass").read_text()),
+        **provenance(prov), "sass_loads": _lds_kinds((dir_ / "mio.sass").read_text()),
         "unit": "cycles (clock64) to issue a burst; value: 1 warp, 96 conflict-free LDS.32",
         "value": next((r["issue_cycles_median"] for r in rows if r["mask"] == "0x1" and r["words_per_lane"] == 1
                        and r["conflict"] == 1 and r["loads"] == 96), None),

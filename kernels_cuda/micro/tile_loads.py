@@ -15,7 +15,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from micro_cli import BUILD_FLAGS, nvcc_build          # (beside this script)
+from micro_cli import provenance, nvcc_build          # (beside this script)
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1]))
@@ -93,7 +93,6 @@ def record(dir_: Path, dest: Path):
         rows.append({"mode": MODES[mode], "size": size, "ffma_per_thread_per_tile": 8 * work, **med, "runs": runs,
                      "ncu": {k: v for k, v in ((raw.get("ncu") or {}).get(f"{mode} {size} {work}") or {}).items()
                              if k in NCU_METRICS} or None})
-    smi = raw.get("smi", {})
     rec = {
         "schema": "gpusim.hw.micro/1", "bench": "tile_loads",
         "what": "a warp's wait for one K-tile of regblock's global loads (load to after the STS barrier), "
@@ -103,10 +102,7 @@ def record(dir_: Path, dest: Path):
                "that read issues when the warp arrives, before the barrier releases); percentiles over warps "
                "and tiles 2.. of the second of two launches; median of 3 runs",
         "command": raw["command"] + " (on the H200), then --record DIR here",
-        "source": "kernels_cuda/micro/tile_loads.cu:tile_loads", "date": raw["date"],
-        "device": smi.get("name", "NVIDIA H200"), "driver": str(smi.get("driver_version", "")),
-        "cuda": {"nvcc": raw.get("nvcc", "")}, "clocks": {k: v for k, v in smi.items() if "clock" in k},
-        "build_flags": BUILD_FLAGS, "sass": raw.get("sass"),
+        "source": "kernels_cuda/micro/tile_loads.cu:tile_loads", **provenance(raw), "sass": raw.get("sass"),
         "unit": "cycles (SM clock64)",
         "value": {f"{r['mode']}_{r['size']}_ffma{r['ffma_per_thread_per_tile']}": r["load_wait_p50"] for r in rows},
         "ncu_command": raw.get("ncu_command"),
