@@ -708,13 +708,13 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                 n = max(np.int64(rows[r, R_WF]), np.int64(1))
                 w = rows[r, R_WARP]
                 t_w = max(t, warp_shared_free[w])       # the warp's earlier loads still returning
+                n_warp = shared_cpw * n                 # its return path: 2 cycles a wavefront, any width
                 if rows[r, R_CLS] == C_LDS:
                     regs = np.int64(rows[r, R_LAT])      # registers written per lane (lower.py)
                     n_sm = max(n, (regs + shared_wb - 1) // shared_wb)
-                    n_warp = shared_cpw * n
                     done = t_w + n_warp - shared_cpw + lds_lat
                 else:
-                    n_sm, n_warp = n, shared_cpw * n
+                    n_sm = n
                     done = t_w + n_warp
                 shared_free = t + n_sm
                 warp_shared_free[w] = t_w + n_warp
