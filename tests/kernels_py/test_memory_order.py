@@ -41,12 +41,16 @@ def sass_order(kernel: str, params: dict) -> list:
     return _staging(best[1])
 
 
-def trace_order(kernel: str) -> tuple[list, dict]:
-    res = gpusim.simulate(kernel, 256, mode="full", keep_trace=True)
+def warp0_rows(res) -> np.ndarray:
+    """Trace rows of warp 0 of the first CTA, in program order."""
     rows = res.trace.rows
     mine = np.flatnonzero((rows["cta"] == rows["cta"][0]) & (rows["warp"] == 0))
-    mine = mine[np.argsort(rows["seq"][mine], kind="stable")]
-    names = [res.trace.opcodes[o] for o in rows["op"][mine]]
+    return mine[np.argsort(rows["seq"][mine], kind="stable")]
+
+
+def trace_order(kernel: str) -> tuple[list, dict]:
+    res = gpusim.simulate(kernel, 256, mode="full", keep_trace=True)
+    names = [res.trace.opcodes[o] for o in res.trace.rows["op"][warp0_rows(res)]]
     return _staging(names), res.params
 
 
@@ -96,10 +100,8 @@ def _block_after_first_barrier_trace(kernel: str, n: int, params=None) -> tuple[
     (lane 0's address for a load)."""
     res = gpusim.simulate(kernel, 256, mode="full", keep_trace=True, params=params)
     t, rows = res.trace, res.trace.rows
-    mine = np.flatnonzero((rows["cta"] == rows["cta"][0]) & (rows["warp"] == 0))
-    mine = mine[np.argsort(rows["seq"][mine], kind="stable")]
     out, load_of, bars = [], {}, 0
-    for r in mine:
+    for r in warp0_rows(res):
         nm = t.opcodes[rows["op"][r]]
         if nm.startswith("BAR"):
             bars += 1
