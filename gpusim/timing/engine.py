@@ -122,11 +122,21 @@ INF = np.int64(1) << 62
 ROW_STRIDE = 16
 
 
+def _aligned_rows(n):
+    """An empty (n, ROW_STRIDE) int32 matrix whose rows start on 64-B cache lines. numpy aligns large
+    arrays to 16 B only, so each row would straddle two lines (in-process A/B on bench_engine's trace:
+    about 2 % faster aligned)."""
+    line = 64
+    buf = np.empty(n * ROW_STRIDE * 4 + line, np.uint8)
+    skip = (-buf.ctypes.data) % line
+    return buf[skip:skip + n * ROW_STRIDE * 4].view(np.int32).reshape(n, ROW_STRIDE)
+
+
 def pack_rows(cls, unit, lat, wf, sectors, lines, level, gap, line_ptr, dep, row_warp, op, bar_hold):
     """The per-row arrays of a Lowered trace as the engine's rows matrix."""
     if max(cls.shape[0], int(line_ptr[-1])) >= 2 ** 31:
         raise ValueError("more than 2^31 rows or lines: the int32 rows matrix cannot index them")
-    rows = np.empty((cls.shape[0], ROW_STRIDE), np.int32)
+    rows = _aligned_rows(cls.shape[0])
     rows[:, N_ROW_FIELDS:] = 0
     for col, x in ((R_CLS, cls), (R_UNIT, unit), (R_LAT, lat), (R_WF, wf), (R_SECTORS, sectors),
                    (R_LINES, lines), (R_LEVEL, level), (R_GAP, gap), (R_WARP, row_warp),
