@@ -4,7 +4,8 @@ kernels' SASS as the tests do (tests/timing/test_shared_return.py, test_l2_path.
 
   lds_bursts_order.json: per configuration, cycles per rep (the loop), the median warp's issue
   time (t1 - t0) and its wait for the last value (t2 - t1), and ncu's warp states of five of them
-  (lds_bursts_order_ncu.json) beside the engine's; l2_requests.json: SM cycles per request
+  (lds_bursts_order_ncu.json) beside the engine's, with the part of the engine's mio_throttle that
+  waited for the SM-wide pool rather than the SMSP's own queue; l2_requests.json: SM cycles per request
   (one warp per SMSP, where clock64 is the SM's own time); tile_loads.json: cycles per K tile of
   regblock's staging loop (tests/timing/test_tile_loads.py), 2048^2, every global load an L2 hit;
   lds_wide_return.json: one warp's cycles per shared load until a burst is back, by width and
@@ -73,14 +74,15 @@ def lds():
     ncu = json.loads((MICRO / "lds_bursts_order_ncu.json").read_text())["value"]
     keys = ("mio_throttle", "short_scoreboard", "wait", "not_selected")
     print(f"{'lds_bursts_order_ncu (per issue)':30s} " + " ".join(f"{k[:8]:>8s} H200/sim" for k in keys)
-          + "  warp cyc/inst H200/sim")
+          + "  warp cyc/inst H200/sim  sim mio_throttle from the SM pool")
     for r in ncu:
         name = r["kernel"].replace("_16 ", " ")           # "stamp_x_16 16w B16" -> "stamp_x 16w B16"
         _, res = _stamps(name, result=True)
         n = res.inst_issued
         print(f"{name:30s} " + " ".join(f"{r['stall_' + k]:8.2f} {res.state_cycles[k] / n:4.2f}" for k in keys)
               + f"  {r['smsp__average_warp_latency_per_inst_issued.ratio']:8.2f} "
-              f"{res.metrics['smsp__average_warp_latency_per_inst_issued.ratio']:5.2f}")
+              f"{res.metrics['smsp__average_warp_latency_per_inst_issued.ratio']:5.2f}"
+              f"  {res.metrics['gpusim__mio_throttle_sm_pool.ratio']:10.2f}")
     print()
 
 

@@ -161,6 +161,11 @@ def print_prediction(p):
         if v:
             st.add_row(name, f"{v:.3f}", f"{100 * v / total:.1f} %")
     console.print(st)
+    for q in ("mio", "lg"):
+        v, pool = p.stalls.get(stall_metric(f"{q}_throttle"), 0.0), m.get(f"gpusim__{q}_throttle_sm_pool.ratio", 0.0)
+        if v and pool:
+            console.print(f"[dim]{q}_throttle: {pool:.3f} of its {v:.3f} per issue waited for the SM-wide {q.upper()} "
+                          f"pool while the warp's own SMSP queue had room[/dim]")
     _print_stall_sites(p)
     for note in p.notes:
         console.print(f"[dim]note: {note}[/dim]")

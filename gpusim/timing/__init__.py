@@ -45,6 +45,14 @@ class TimingResult:
         return out
 
 
+def _fold_pool_states(c: np.ndarray) -> np.ndarray:
+    """(rows, N_ENGINE_STATES) state cycles -> (rows, N_STATES), each pool state added to its throttle."""
+    out = c[:, :N_STATES].copy()
+    out[:, STATES.index("mio_throttle")] += c[:, E.S_MIO_POOL]
+    out[:, STATES.index("lg_throttle")] += c[:, E.S_LG_POOL]
+    return out
+
+
 def run_lowered(lw: Lowered, arch: GPU) -> TimingResult:
     cycles, counts, issue_cycle, finish, ctr, op_counts = E.run(
         lw.warp_start, lw.warp_smsp, lw.warp_cta, lw.cta_warp_start, lw.smsp_warps, lw.smsp_start,
@@ -53,6 +61,9 @@ def run_lowered(lw: Lowered, arch: GPU) -> TimingResult:
         raise GpusimError("timing engine deadlock: some warp waits at a barrier the rest of its CTA never reaches")
     cycles = int(cycles)
     n = len(lw.cls)
+    # the engine's SM-pool throttles are mio_throttle / lg_throttle to ncu: folded in, and kept apart
+    pool = {"mio": int(counts[:, E.S_MIO_POOL].sum()), "lg": int(counts[:, E.S_LG_POOL].sum())}
+    counts, op_counts = _fold_pool_states(counts), _fold_pool_states(op_counts)
     active = int(finish.sum())
     state_cycles = {name: int(counts[:, k].sum()) for k, name in enumerate(STATES)}
     smsp = arch.smsp_per_sm
@@ -73,6 +84,12 @@ def run_lowered(lw: Lowered, arch: GPU) -> TimingResult:
             100.0 * ctr[E.K_SHARED_BUSY] / cycles,
         "gpusim__l1tex_tag_busy.pct": 100.0 * ctr[E.K_L1_BUSY] / cycles,
         "gpusim__l2_to_l1_fill_busy.pct": 100.0 * ctr[E.K_FILL_BUSY] / cycles,
+        # the part of mio_throttle / lg_throttle in which the warp's own SMSP queue had room and the
+        # SM-wide pool had none (warp-cycles, and per issued instruction as ncu's stall ratios)
+        "gpusim__mio_throttle_sm_pool_cycles": pool["mio"],
+        "gpusim__lg_throttle_sm_pool_cycles": pool["lg"],
+        "gpusim__mio_throttle_sm_pool.ratio": pool["mio"] / n,
+        "gpusim__lg_throttle_sm_pool.ratio": pool["lg"] / n,
     }
     for k, name in enumerate(STATES):
         m[stall_metric(name)] = state_cycles[name] / n

@@ -25,7 +25,8 @@ Model (all times integer SM cycles; `t` is the current cycle):
                      behind a shared one);
       mio/lg queue - a shared (global) instruction needs a free slot in its SMSP's MIO
                      (LG) queue and an entry of the SM-wide MIO (LG) pool, else mio_throttle
-                     (lg_throttle); when more SMSPs' picks want an entry than the pool has free,
+                     (lg_throttle; kept in the engine-only states S_MIO_POOL / S_LG_POOL when
+                     only the pool is short, which run_lowered folds back in); when more SMSPs' picks want an entry than the pool has free,
                      the SMSPs with the fewest entries in flight get them (ties: lowest SMSP),
                      and a refused SMSP issues its best other warp;
       math pipe    - FFMA/FMUL/FADD need FMA-lite or FMA-heavy free, IMAD needs
@@ -115,6 +116,10 @@ POLICY_GTO, POLICY_LRR, POLICY_GTO_OLDEST = 0, 1, 2
 (K_HEAVY, K_LITE, K_ALU, K_XU, K_SHARED_BUSY, K_L1_BUSY, K_FILL_BUSY, K_DEADLOCK, N_COUNTERS) = range(9)
 
 INF = np.int64(1) << 62
+# two engine-only states, folded into mio_throttle / lg_throttle in the reports (run_lowered): the
+# warp's own SMSP queue has room but the SM-wide pool has none
+S_MIO_POOL, S_LG_POOL = N_STATES, N_STATES + 1
+N_ENGINE_STATES = N_STATES + 2
 # columns of the rows matrix (int32, one 64-B line per row: a row's fields are read together, and
 # one stream per warp instead of one per field keeps the CPU's prefetchers ahead; ~1.2x faster)
 (R_CLS, R_UNIT, R_LAT, R_WF, R_SECTORS, R_LINES, R_LEVEL, R_GAP, R_DEP, R_DEP1, R_DEP2, R_WARP,
@@ -260,10 +265,11 @@ def _waited_at(pc_w, st, end):
 
 
 @njit(cache=True, error_model="numpy")
-def _clear_recheck(state, recheck, st):
-    """Entries of a queue freed: every warp held back by it looks again."""
+def _clear_recheck(state, recheck, st, st_pool):
+    """Entries of a queue freed: every warp held back by it (its SMSP's queue or the SM's pool) looks
+    again."""
     for w in range(state.shape[0]):
-        if state[w] == st:
+        if state[w] == st or state[w] == st_pool:
             recheck[w] = 0
 
 
@@ -351,11 +357,11 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
     taken_at = np.full(n_rows, INF, np.int64)        # when the pipe took a memory row (read its registers)
     fetched_for = np.zeros(n_rows, np.bool_)         # a miss whose line a hit reaching L1TEX first fetched
     pc = warp_start[:-1].copy()
-    counts = np.zeros((n_warps, N_STATES), np.int64)
+    counts = np.zeros((n_warps, N_ENGINE_STATES), np.int64)
     n_ops = 1
     for r in range(n_rows):
         n_ops = max(n_ops, rows[r, R_OP] + 1)
-    op_counts = np.zeros((n_ops, N_STATES), np.int64)   # state cycles by the opcode the warp waited at
+    op_counts = np.zeros((n_ops, N_ENGINE_STATES), np.int64)   # state cycles by the opcode the warp waited at
     state = np.full(n_warps, -1, np.int64)
     since = np.zeros(n_warps, np.int64)           # cycle the warp entered its current state
     recheck = np.zeros(n_warps, np.int64)         # its state cannot change before this cycle
@@ -410,12 +416,12 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
             gone, mio_nr = _purge(mio_ret, mio_rn, mio_fl, mio_nr_s, t)
             mio_total -= gone
             if gone > 0:
-                _clear_recheck(state, recheck, S_MIO_THROTTLE)
+                _clear_recheck(state, recheck, S_MIO_THROTTLE, S_MIO_POOL)
         if t >= lg_nr:
             gone, lg_nr = _purge(lg_ret, lg_rn, lg_fl, lg_nr_s, t)
             lg_total -= gone
             if gone > 0:
-                _clear_recheck(state, recheck, S_LG_THROTTLE)
+                _clear_recheck(state, recheck, S_LG_THROTTLE, S_LG_POOL)
         # ---- schedulers: states of every resident warp, then at most one issue per SMSP.
         # A memory instruction that passes its SMSP's depth check while the SM-wide pool has free
         # entries is eligible pending the pool arbiter (pend: 1 MIO, 2 LG); each SMSP picks the warp
@@ -497,14 +503,18 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                         st, wk = S_WAIT, last_mem[w] + mem_iv   # one memory instruction per mem_iv cycles per warp
                     else:
                         if c == C_LDS or c == C_STS:
-                            if mio_fl[s] >= mio_depth or mio_left <= 0:
+                            if mio_fl[s] >= mio_depth:
                                 st, wk = S_MIO_THROTTLE, INF      # a purge of MIO entries clears recheck
+                            elif mio_left <= 0:
+                                st, wk = S_MIO_POOL, INF
                             else:
                                 pend[w] = 1
                                 n_pend += 1
                         elif c == C_LDG or c == C_STG:
-                            if lg_fl[s] >= lg_depth or lg_left <= 0:
+                            if lg_fl[s] >= lg_depth:
                                 st, wk = S_LG_THROTTLE, INF       # ... of LG entries
+                            elif lg_left <= 0:
+                                st, wk = S_LG_POOL, INF
                             else:
                                 pend[w] = 2
                                 n_pend += 1
@@ -536,7 +546,7 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                     since[w] = t
                 if st != S_NOT_SELECTED and fixed:
                     recheck[w] = wk
-                if (st == S_MIO_THROTTLE or st == S_LG_THROTTLE) and thr_since[w] < 0:
+                if (st == S_MIO_THROTTLE or st == S_LG_THROTTLE or st >= S_MIO_POOL) and thr_since[w] < 0:
                     thr_since[w] = t
                 if wk < wake:
                     wake = wk
@@ -614,7 +624,7 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                     if g == -q or (g != q and (mio_left if q == 1 else lg_left) <= 0):
                         counts[w, S_NOT_SELECTED] += t - since[w]
                         op_counts[rows[pc[w], R_OP], S_NOT_SELECTED] += t - since[w]
-                        state[w] = S_MIO_THROTTLE if q == 1 else S_LG_THROTTLE
+                        state[w] = S_MIO_POOL if q == 1 else S_LG_POOL
                         since[w] = t
             if kk == -1:
                 continue

@@ -192,14 +192,15 @@ def _resident(result, gpu: GPU, r: int) -> list:
 # engine counters carried through the window extrapolation with the warp states
 _BUSY = ("smsp__inst_executed_pipe_fmaheavy.sum", "smsp__inst_executed_pipe_fmalite.sum",
          "smsp__inst_executed_pipe_alu.sum", "smsp__inst_executed_pipe_xu.sum",
-         "gpusim__shared_pipe_busy_cycles", "gpusim__l1tex_busy_cycles")
+         "gpusim__shared_pipe_busy_cycles", "gpusim__l1tex_busy_cycles",
+         "gpusim__mio_throttle_sm_pool_cycles", "gpusim__lg_throttle_sm_pool_cycles")
 
 
 def _state_vec(t: TimingResult) -> np.ndarray:
     m = t.metrics
     busy = [m[k] for k in _BUSY[:4]] + [
         m["l1tex__data_pipe_lsu_wavefronts_mem_shared.avg.pct_of_peak_sustained_elapsed"] * t.cycles / 100.0,
-        m["gpusim__l1tex_tag_busy.pct"] * t.cycles / 100.0]
+        m["gpusim__l1tex_tag_busy.pct"] * t.cycles / 100.0] + [m[k] for k in _BUSY[6:]]
     return np.array([t.state_cycles[s] for s in STATES] + busy + [t.inst_issued], np.float64)
 
 
@@ -355,6 +356,8 @@ def predict(result, arch: str | GPU | None = None, *, levels: bool = True, windo
         "gpusim__pipe_alu_issue.pct": 100.0 * busy[_BUSY[2]] * gpu.alu_issue_interval_cycles / (smsp * cyc),
         "gpusim__shared_pipe_busy.pct": 100.0 * busy[_BUSY[4]] / cyc,
         "gpusim__l1tex_busy.pct": 100.0 * busy[_BUSY[5]] / cyc,
+        "gpusim__mio_throttle_sm_pool.ratio": busy[_BUSY[6]] / issued,
+        "gpusim__lg_throttle_sm_pool.ratio": busy[_BUSY[7]] / issued,
     })
     hr = getattr(levels_fn, "hit_rates", None)
     if hr:

@@ -127,6 +127,25 @@ def test_lds_burst_fills_mio_queue():
     check_invariants(res)
 
 
+def test_mio_throttle_from_the_sm_pool_is_counted_apart():
+    """The same four 4-wavefront LDS throttle on SMSP 0's own queue (depth 1: warps 0, 4, 8, 12) or
+    on the SM-wide pool (depth 1, one warp on each SMSP, queues of 8): the issue times are the same,
+    and only the second's mio_throttle is the pool's (gpusim__mio_throttle_sm_pool)."""
+    smsp_q = simulate_sm(make_trace([row(w, "LDS", 0, wf=4) for w in (0, 4, 8, 12)]),
+                         replace(ARCH, mio_queue_depth=1))
+    pool = simulate_sm(make_trace([row(w, "LDS", 0, wf=4) for w in (0, 1, 2, 3)]),
+                       replace(ARCH, mio_sm_queue_depth=1))
+    for res in (smsp_q, pool):
+        assert res.issue_cycle.tolist() == [0, 1, 5, 9]
+        check_invariants(res)
+    assert smsp_q.state_cycles["mio_throttle"] == 9
+    assert smsp_q.metrics["gpusim__mio_throttle_sm_pool_cycles"] == 0
+    assert pool.state_cycles["mio_throttle"] > 0
+    assert pool.metrics["gpusim__mio_throttle_sm_pool_cycles"] == pool.state_cycles["mio_throttle"]
+    assert pool.metrics["gpusim__mio_throttle_sm_pool.ratio"] == pytest.approx(
+        pool.metrics["smsp__average_warps_issue_stalled_mio_throttle_per_issue_active.ratio"])
+
+
 def test_bank_conflicted_lds_costs_32_pipe_cycles():
     """Warp 0 (SMSP 0) and warp 1 (SMSP 1) both issue an LDS at 0; warp 0's has 32 wavefronts
     and wins the tie (lowest SMSP): pipe busy 0-31, ready 0+31+23 = 54. Warp 1's 1-wavefront
