@@ -12,6 +12,9 @@ parameters, gpusim.hw.twins' build) at 4096 as they are, and smemtile with dynam
 that it does not use but that leaves room for one CTA per SM, timed with CUDA events and profiled
 with ncu (L1 sectors received, L2 tex sector lookups and hits, DRAM bytes, L2 port activity).
 If smemtile alone on its SMs merges like tiled32, the occupancy is what sets merging apart.
+kernels_cuda/micro/l2_merge.cu's share_a / share_b are one 32x32 tiling that differs only in which
+tile the CTAs of a grid row share (A: tiled32's layout; B: smemtile's), each at two CTAs per SM and,
+with the same unused dynamic shared memory, at one.
 """
 from __future__ import annotations
 
@@ -24,11 +27,13 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(REPO))
-from micro_cli import provenance, out_or_record  # noqa: E402  (beside this script)
+from micro_cli import BUILD_FLAGS, provenance, out_or_record  # noqa: E402  (beside this script)
 
 SIZE = 4096
 ONE_CTA_SMEM = 120 * 1024      # dynamic bytes: two CTAs' (8 KB static + this + 1 KB) exceed 228 KB per SM
-VARIANTS = (("smemtile", 0), ("smemtile", ONE_CTA_SMEM), ("tiled32", 0))
+VARIANTS = (("smemtile", 0), ("smemtile", ONE_CTA_SMEM), ("tiled32", 0),
+            ("share_a", 0), ("share_a", ONE_CTA_SMEM), ("share_b", 0), ("share_b", ONE_CTA_SMEM))
+MICRO_KERNELS = ("share_a", "share_b")     # from kernels_cuda/micro/l2_merge.cu
 METRICS = ("gpu__time_duration.sum", "sm__cycles_elapsed.avg", "l1tex__m_xbar2l1tex_read_sectors.sum",
            "lts__t_sectors_srcunit_tex_op_read.sum", "lts__t_sectors_srcunit_tex_op_read_lookup_hit.sum",
            "lts__t_sectors_srcunit_tex_op_read_lookup_miss.sum", "dram__bytes_read.sum",
@@ -38,17 +43,29 @@ METRICS = ("gpu__time_duration.sum", "sm__cycles_elapsed.avg", "l1tex__m_xbar2l1
            "launch__shared_mem_per_block_dynamic")
 
 
+def _micro_cubin() -> Path:
+    from gpusim.hw.runner import BUILD_DIR
+    BUILD_DIR.mkdir(parents=True, exist_ok=True)
+    out = BUILD_DIR / "l2_merge.cubin"
+    subprocess.run(["nvcc", *BUILD_FLAGS, "-cubin", "-o", str(out), str(HERE / "l2_merge.cu")], check=True)
+    return out
+
+
 def _launch(cp, name: str, dyn: int):
-    """(a launch function, its cubin) for one variant at SIZE."""
+    """(a launch function, the problem it holds) for one variant at SIZE."""
     from gpusim.hw import gpu, twins
     from gpusim.hw.runner import BUILD_DIR
-    p = twins.resolve_params(name, None)
-    cubin, _, _ = twins.build(name, p, BUILD_DIR)
-    grid, block, _ = twins.geometry(name, p, SIZE, SIZE, SIZE)
+    if name in MICRO_KERNELS:
+        cubin, grid, block, ab_only = _micro_cubin(), (SIZE // 32, SIZE // 32, 1), (32, 32, 1), True
+    else:
+        p = twins.resolve_params(name, None)
+        cubin, _, _ = twins.build(name, p, BUILD_DIR)
+        grid, block, _ = twins.geometry(name, p, SIZE, SIZE, SIZE)
+        ab_only = not twins.uses_alpha_beta(name)
     fn = cp.RawModule(path=str(cubin)).get_function(name)
     if dyn:
         fn.max_dynamic_shared_size_bytes = dyn
-    prob = gpu.Problem(cp, SIZE, SIZE, SIZE, seed=0, ab_only=not twins.uses_alpha_beta(name))
+    prob = gpu.Problem(cp, SIZE, SIZE, SIZE, seed=0, ab_only=ab_only)
     prob.reset_c()
     args = prob.args()
 
@@ -126,16 +143,19 @@ def record(dir_: Path, dest: Path):
                         if l1 else None})
     rec = {
         "schema": "gpusim.hw.micro/1", "bench": "l2_merge",
-        "what": "L2 request merging by occupancy: smemtile at 2 and at 1 CTA per SM, tiled32 at 1, all at 4096",
+        "what": "L2 request merging by occupancy and by the shared tile: smemtile at 2 and at 1 CTA per SM, tiled32 "
+                "at 1; one 32x32 tiling whose grid rows share A (share_a) or B (share_b), at 2 and 1 per SM; 4096",
         "how": "ladder twins (default parameters) at 4096; smemtile also with 120 KB of unused dynamic shared "
-               "memory (one CTA per SM); CUDA-event times (gpusim.hw.gpu.time_launches), then ncu of one launch "
+               "memory (one CTA per SM); l2_merge.cu's share_a / share_b (grid 128 x 128, 32 x 32 threads) with "
+               "and without it; CUDA-event times (gpusim.hw.gpu.time_launches), then ncu of one launch "
                "each after a warm-up (caches flushed). merged_sectors: sectors L1 receives minus L2 tex sector "
                "lookups (kernels_cuda/micro/l2_merge.py)",
         "command": prov["command"] + " (on the H200), then --record DIR here",
         "ncu_command": prov["ncu_command"],
-        "source": "kernels_cuda/smemtile.cu, kernels_cuda/tiled32.cu",
+        "source": "kernels_cuda/smemtile.cu, kernels_cuda/tiled32.cu, kernels_cuda/micro/l2_merge.cu",
         **provenance(prov),
-        "build_flags": twins.build_flags(),          # the twins' flags (kernels_cuda/build.py), not the micros'
+        "build_flags": twins.build_flags(),          # the twins' (kernels_cuda/build.py); l2_merge.cu: below
+        "micro_build_flags": BUILD_FLAGS + ["-cubin"],
         "unit": "fraction of the sectors L1 receives that the L2 slices do not look up; value: smemtile at one "
                 "CTA per SM",
         "value": out[1]["merged_fraction"],
