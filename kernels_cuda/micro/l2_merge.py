@@ -77,17 +77,12 @@ def _launch(cp, name: str, dyn: int):
 def child():
     """What ncu runs: per variant one warm-up and one profiled launch."""
     from gpusim.hw import gpu
-    from gpusim.hw.profile import _profiler
+    from gpusim.hw.profile import _profiler, warm_then_profile
     cp = gpu.cupy()
     start, stop = _profiler(cp)
     for name, dyn in VARIANTS:
         launch, prob = _launch(cp, name, dyn)
-        launch()
-        cp.cuda.runtime.deviceSynchronize()
-        start()
-        launch()
-        cp.cuda.runtime.deviceSynchronize()
-        stop()
+        warm_then_profile(cp, launch, start, stop)
         del prob
         cp.get_default_memory_pool().free_all_blocks()
 
