@@ -11,8 +11,10 @@ ctasched/, 2048 and 4096 only): a diagnosis of how much of the error the L2 sche
 prediction.
 --scoreboards global / none: ptxas's dependency barriers on the global loads only / on no load
 (default all: global and shared loads, kernel_time.predict), a diagnosis of that rule.
+--l2-pending (with --schedule measured): an L2 hit on a line another CTA's miss is still fetching
+waits for that fill (kernel_time.predict's l2_pending), a diagnosis of the L2 model.
 Usage: python bench/bench_timing.py [--kernels a,b] [--sizes 1024,2048,4096] [--schedule phased]
-       [--scoreboards all]
+       [--scoreboards all] [--l2-pending]
 """
 import argparse
 import json
@@ -42,6 +44,8 @@ def main():
     ap.add_argument("--sizes", default="1024,2048,4096")
     ap.add_argument("--schedule", default="phased", choices=("phased", "fluid", "waves", "measured"))
     ap.add_argument("--scoreboards", default="all", choices=("all", "global", "none"))
+    ap.add_argument("--l2-pending", action="store_true",
+                    help="with --schedule measured: L2 hits on lines still being filled wait for the fill")
     ap.add_argument("--no-read-barriers", action="store_true",
                     help="leave out ptxas's read barriers on memory instructions (a diagnosis)")
     a = ap.parse_args()
@@ -53,7 +57,7 @@ def main():
             rec = json.loads((ROOT / f"traces/hw/h200/{k}_{n}.json").read_text())
             t0 = time.perf_counter()
             p = predict(gpusim.simulate(k, n, keep_trace=True), schedule=a.schedule,   # (1024: A, B, C stay in the L2)
-                        scoreboards=a.scoreboards, read_barriers=not a.no_read_barriers)
+                        scoreboards=a.scoreboards, read_barriers=not a.no_read_barriers, l2_pending=a.l2_pending)
             wall = time.perf_counter() - t0
             if n == 4096:
                 walls[k] = wall

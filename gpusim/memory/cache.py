@@ -47,7 +47,8 @@ Model (sources in shared/HARDWARE.md and traces/hw/h200/micro/):
   drifts slowly (spread 0.22 by wave 5); at 2048 coalesced and tiled32 drift to fluid within 5 waves.
   Replaying the recorded schedule (`schedule="measured"`), the model's DRAM bytes are within 1 % of
   ncu's for naive (8.50 vs 8.52 GB) and regtile2d (0.415 vs 0.411 GB): the L2 itself is right, the
-  schedule is what must be predicted. Prediction (timing.kernel_time) uses "phased" with the
+  schedule is what must be predicted. With it, `pending_ns` (l2_simulate, a diagnosis) also times a hit
+  on a line another CTA's miss is still fetching at the miss's level (it gets its data with the fill). Prediction (timing.kernel_time) uses "phased" with the
   engine's first-round finish fractions, which are lockstep-like for every ladder kernel: right for
   the five tiled kernels, wrong for naive and smemtile (the engine's co-resident CTAs finish
   together, the H200's in a staircase; see kernel_time.slot_finish). **Known gap**: coalesced even
@@ -209,15 +210,40 @@ def _first_active(addr: np.ndarray) -> np.ndarray:
 # ---------------------------------------------------------------------------------------------
 # chip-wide L2 over the tile stream
 
+@njit(cache=True, inline="always")
+def _way_of(line, tags, set_index, ways):
+    base = set_index * ways
+    for w in range(ways):
+        if tags[base + w] == line:
+            return base + w
+    return -1
+
+
+@njit(cache=True, inline="always")
+def _l2_line(line, h, sample, tags, valid, stamp, nsets, ways, clock, te, W, fill_t, q, out_acc, out_miss, out_pend):
+    """One whole-line access at schedule time te to the set-sampled L2. With W > 0, a hit on a line
+    whose fill began less than W before (another CTA's miss, its data still on the way) is counted in
+    out_pend: it gets its data with that fill, at the miss's latency."""
+    out_acc[q] += 1
+    j = _way_of(line, tags, h // sample, ways) if W > 0 else -1
+    pending = j >= 0 and valid[j] == 15 and te - fill_t[j] < W
+    if _access(line, np.int8(15), tags, valid, stamp, h // sample, ways, clock) == 0:
+        out_miss[q] += 1
+        if W > 0:
+            fill_t[_way_of(line, tags, h // sample, ways)] = te
+    elif pending:
+        out_pend[q] += 1
+
 @njit(cache=True)
-def _l2_tiles(ev_cta, ev_chunk, nchunks, gx, a_rows, a_line0, a_row_lines, a_dx, a_dy,
+def _l2_tiles(ev_cta, ev_chunk, ev_t, W, nchunks, gx, a_rows, a_line0, a_row_lines, a_dx, a_dy,
               b_cls, b_line0, b_row_lines, b_dx, b_dy, K,
               c_rows, c_cls, c_line0, c_row_lines, c_rdx, c_rdy, c_cdx, c_cdy,
-              tags, valid, stamp, nsets, ways, sample, out_acc, out_miss):
+              tags, valid, stamp, fill_t, nsets, ways, sample, out_acc, out_miss, out_pend):
     clock = 0
     for e in range(ev_cta.shape[0]):
         i = ev_cta[e]
         c = ev_chunk[e]
+        te = ev_t[e]
         bx = i % gx
         by = i // gx
         if c < nchunks:
@@ -228,9 +254,8 @@ def _l2_tiles(ev_cta, ev_chunk, nchunks, gx, a_rows, a_line0, a_row_lines, a_dx,
                 if h % sample:
                     continue
                 clock += 1
-                out_acc[0] += 1
-                if _access(line, np.int8(15), tags, valid, stamp, h // sample, ways, clock) == 0:
-                    out_miss[0] += 1
+                _l2_line(line, h, sample, tags, valid, stamp, nsets, ways, clock, te, W, fill_t, 0,
+                         out_acc, out_miss, out_pend)
             for j in range(32):
                 k = 32 * c + j
                 if k >= K:
@@ -241,9 +266,8 @@ def _l2_tiles(ev_cta, ev_chunk, nchunks, gx, a_rows, a_line0, a_row_lines, a_dx,
                     if h % sample:
                         continue
                     clock += 1
-                    out_acc[1] += 1
-                    if _access(line, np.int8(15), tags, valid, stamp, h // sample, ways, clock) == 0:
-                        out_miss[1] += 1
+                    _l2_line(line, h, sample, tags, valid, stamp, nsets, ways, clock, te, W, fill_t, 1,
+                             out_acc, out_miss, out_pend)
         else:
             for q in range(c_rows.shape[0]):
                 row = c_rows[q] + bx * c_rdx + by * c_rdy
@@ -252,9 +276,8 @@ def _l2_tiles(ev_cta, ev_chunk, nchunks, gx, a_rows, a_line0, a_row_lines, a_dx,
                 if h % sample:
                     continue
                 clock += 1
-                out_acc[2] += 1
-                if _access(line, np.int8(15), tags, valid, stamp, h // sample, ways, clock) == 0:
-                    out_miss[2] += 1
+                _l2_line(line, h, sample, tags, valid, stamp, nsets, ways, clock, te, W, fill_t, 2,
+                         out_acc, out_miss, out_pend)
 
 
 def _cta_bidx(result):
@@ -283,9 +306,10 @@ def _tile_sets(trace, rows_of_cta, M, N, K, bases):
     return out
 
 
-def measured_schedule(result, n_ctas: int) -> tuple[np.ndarray, np.ndarray]:
+def measured_schedule(result, n_ctas: int, with_unit: bool = False):
     """(start, duration) of each CTA in linear blockIdx order, in units of the median CTA duration,
-    from the H200's record of this launch (traces/hw/h200/ctasched/, gpusim.hw.ctasched)."""
+    from the H200's record of this launch (traces/hw/h200/ctasched/, gpusim.hw.ctasched); with_unit:
+    (start, duration, that median in ns)."""
     import json
     from gpusim.report.records import device_dir
     p = device_dir("h200") / "ctasched" / f"ctasched_{result.kernel}_{result.M}.json"
@@ -298,7 +322,7 @@ def measured_schedule(result, n_ctas: int) -> tuple[np.ndarray, np.ndarray]:
                           f"({rec.get('params')}, {len(rec['start_ns'])} CTAs)")
     s, e = np.asarray(rec["start_ns"], np.float64), np.asarray(rec["end_ns"], np.float64)
     T = float(np.median(e - s))
-    return s / T, (e - s) / T
+    return (s / T, (e - s) / T, T) if with_unit else (s / T, (e - s) / T)
 
 
 def phased_schedule(n_ctas: int, sm_count: int, slot_finish) -> tuple[np.ndarray, np.ndarray]:
@@ -324,9 +348,12 @@ def phased_schedule(n_ctas: int, sm_count: int, slot_finish) -> tuple[np.ndarray
 
 
 def l2_simulate(result, *, l2_bytes: int | None = None, schedule: str = "fluid", sample: int | None = None,
-                arch: GPU | None = None, slot_finish=None) -> dict:
+                arch: GPU | None = None, slot_finish=None, pending_ns: float = 0.0) -> dict:
     """Chip-wide L2 over the tile stream of every CTA (see module doc). Returns per-array line
-    accesses and misses (scaled back by the set-sampling factor) and the settings used."""
+    accesses and misses (scaled back by the set-sampling factor) and the settings used.
+    pending_ns > 0 (schedule="measured" only, a diagnosis): a hit on a line whose miss by another CTA
+    began less than pending_ns before gets its data with that fill; such hits are counted per array
+    ("line_pending") and "latency_miss_fraction" = (misses + pending) / accesses."""
     arch = arch or get_arch(result.arch)
     trace = result.trace
     M, N, K = result.M, result.N, result.K
@@ -371,7 +398,7 @@ def l2_simulate(result, *, l2_bytes: int | None = None, schedule: str = "fluid",
     elif schedule == "waves":
         t = (i // S).astype(np.float64) + frac
     elif schedule == "measured":
-        start, dur = measured_schedule(result, n_ctas)
+        start, dur, unit_ns = measured_schedule(result, n_ctas, with_unit=True)
         t = start[i] + frac * dur[i]
     elif schedule == "phased":
         if not slot_finish or len(slot_finish) != occ.blocks_per_sm:
@@ -380,6 +407,10 @@ def l2_simulate(result, *, l2_bytes: int | None = None, schedule: str = "fluid",
         t = start[i] + frac * dur[i]
     else:
         raise GpusimError(f"schedule must be 'fluid', 'waves', 'phased' or 'measured', got {schedule!r}")
+    if pending_ns and schedule != "measured":
+        raise GpusimError("pending_ns needs schedule='measured' (the schedule's time unit in ns comes from "
+                          "the H200's record)")
+    W = pending_ns / unit_ns if pending_ns else 0.0
     order = np.lexsort((i, t))
     cap = l2_bytes if l2_bytes is not None else l2_capacity_bytes(arch)
     total = n_ctas * nchunks * (a_rows.size + 32 * b_cls.size)
@@ -388,16 +419,19 @@ def l2_simulate(result, *, l2_bytes: int | None = None, schedule: str = "fluid",
         while total / sample > 2e7 and sample < 16:
             sample *= 2
     tags, valid, stamp, nsets, ways = _new_cache(cap // sample, L2_WAYS)
-    acc, miss = np.zeros(3, np.int64), np.zeros(3, np.int64)
+    acc, miss, pend = np.zeros(3, np.int64), np.zeros(3, np.int64), np.zeros(3, np.int64)
+    fill_t = np.full(tags.shape[0] if W else 1, -np.inf)
     bl = {nm: result.bases[nm] // LINE for nm in "ABC"}
-    _l2_tiles(i[order], c[order], nchunks, gx,
+    _l2_tiles(i[order], c[order], np.asarray(t, np.float64)[order], float(W), nchunks, gx,
               a_rows, bl["A"], K * 4 // LINE, steps["a"][0], steps["a"][1],
               b_cls, bl["B"], N * 4 // LINE, steps["b"][0], steps["b"][1], K,
               c_pairs[:, 0].astype(np.int64).copy(), c_pairs[:, 1].astype(np.int64).copy(), bl["C"],
               N * 4 // LINE, steps["cr"][0], steps["cr"][1], steps["cc"][0], steps["cc"][1],
-              tags, valid, stamp, nsets, ways, sample, acc, miss)
+              tags, valid, stamp, fill_t, nsets, ways, sample, acc, miss, pend)
     return {"line_accesses": (acc * sample).tolist(), "line_misses": (miss * sample).tolist(),
             "miss_fraction": [float(m / a) if a else 0.0 for m, a in zip(miss, acc)],
+            "line_pending": (pend * sample).tolist(),
+            "latency_miss_fraction": [float((m + p) / a) if a else 0.0 for m, p, a in zip(miss, pend, acc)],
             "capacity_bytes": cap, "sample": sample, "schedule": schedule}
 
 
@@ -423,7 +457,7 @@ def _l1_whole(result, arch):
 
 
 def hit_rates(result, *, schedule: str = "fluid", sample: int | None = None, l2_bytes: int | None = None,
-              slot_finish=None) -> dict:
+              slot_finish=None, pending_ns: float = 0.0) -> dict:
     """Whole-kernel L1/L2 hit rates and traffic of a SimResult, keyed by ncu metric names.
 
     Needs the trace: `gpusim.simulate(..., keep_trace=True)`; a result without one is simulated
@@ -438,7 +472,8 @@ def hit_rates(result, *, schedule: str = "fluid", sample: int | None = None, l2_
     sectors = int((w * sect).sum())
     hits = int((w * hit).sum())
     l2_reads = sectors - hits
-    l2 = l2_simulate(result, schedule=schedule, sample=sample, l2_bytes=l2_bytes, arch=arch, slot_finish=slot_finish)
+    l2 = l2_simulate(result, schedule=schedule, sample=sample, l2_bytes=l2_bytes, arch=arch, slot_finish=slot_finish,
+                     pending_ns=pending_ns)
     dram_sectors = 4 * sum(l2["line_misses"])
     return {
         "l1tex__t_sector_pipe_lsu_mem_global_op_ld_hit_rate.pct": 100.0 * hits / sectors if sectors else 0.0,
@@ -446,7 +481,8 @@ def hit_rates(result, *, schedule: str = "fluid", sample: int | None = None, l2_
         "l1tex__m_xbar2l1tex_read_bytes.sum": SECTOR * l2_reads,
         "lts__t_sector_op_read_hit_rate.pct": 100.0 * max(0.0, 1 - dram_sectors / l2_reads) if l2_reads else 0.0,
         "dram__bytes_read.sum": SECTOR * dram_sectors,
-        "gpusim__l2_miss_fraction_by_array": dict(zip("ABC", l2["miss_fraction"])),
+        "gpusim__l2_miss_fraction_by_array": dict(zip("ABC", l2["latency_miss_fraction"])),
+        "gpusim__l2_pending_hit_lines": sum(l2["line_pending"]),
         "gpusim__l1_capacity_bytes": l1cap,
         "gpusim__l2_capacity_bytes": l2["capacity_bytes"],
         "gpusim__l2_set_sample": l2["sample"],

@@ -124,7 +124,7 @@ class _Levels:
     fraction per array (hit_rates) spread over the L1 misses as DRAM rows; else None (all L2)."""
 
     def __init__(self, result, gpu: GPU, enabled: bool = True, warm_l2: bool = True, schedule: str = "fluid",
-                 slot_finish=None, l2_hits_only: bool = False):
+                 slot_finish=None, l2_hits_only: bool = False, pending_ns: float = 0.0):
         self.fn, self.kw, self.source, self.warm = None, {}, "all L2", False
         if not enabled:
             return
@@ -145,7 +145,7 @@ class _Levels:
                                "cache model (L1 replay; every L1 miss an L2 hit)")
                 self.fn = global_levels
                 return
-            hr = hit_rates(result, schedule=schedule, slot_finish=slot_finish)
+            hr = hit_rates(result, schedule=schedule, slot_finish=slot_finish, pending_ns=pending_ns)
             frac = hr.get("gpusim__l2_miss_fraction_by_array")
             if frac is not None:
                 self.kw.update(l2_miss_fraction=frac, bases=result.bases)
@@ -300,7 +300,7 @@ def ptxas_facts(result, scoreboards: str = "all", read_barriers: bool = True):
 
 def predict(result, arch: str | GPU | None = None, *, levels: bool = True, windows=(W1, W2),
             full: bool = False, control_codes: bool = True, schedule: str = "phased",
-            scoreboards: str = "all", read_barriers: bool = True) -> Prediction:
+            scoreboards: str = "all", read_barriers: bool = True, l2_pending: bool = False) -> Prediction:
     """Predicted whole-kernel time and warp-state ratios of a simulated launch (see module doc).
     schedule: the L2 model's CTA schedule (gpusim.memory.cache): "phased" (default: slots staggered
     as the engine's first round finishes, slot_finish), "fluid", "waves", or "measured" to replay
@@ -309,9 +309,14 @@ def predict(result, arch: str | GPU | None = None, *, levels: bool = True, windo
     control_codes.scoreboard_table), "global" (global loads only: global_scoreboards, a diagnosis)
     or "none". read_barriers: memory
     instructions hold ptxas's read barriers until their pipe takes them (control_codes.
-    read_barrier_table); False to leave them out (a diagnosis)."""
+    read_barrier_table); False to leave them out (a diagnosis). l2_pending (with schedule="measured", a
+    diagnosis): an L2 hit on a line another CTA's miss began fetching less than the DRAM latency before
+    is timed at that miss's level (it gets its data with the fill), gpusim.memory.cache.l2_simulate."""
     if scoreboards not in ("all", "global", "none"):
         raise GpusimError(f"scoreboards must be 'all', 'global' or 'none', got {scoreboards!r}")
+    if l2_pending and schedule != "measured":
+        raise GpusimError("l2_pending needs schedule='measured': the pending window is the DRAM latency in the "
+                          "time unit of the H200's recorded schedule")
     gpu = get_arch(arch if arch is not None else result.arch)
     gx, gy, gz = result.grid
     G = gx * gy * gz
@@ -323,7 +328,8 @@ def predict(result, arch: str | GPU | None = None, *, levels: bool = True, windo
     finish = None
     if schedule == "phased" and levels and plan and not _l2_warm(result, gpu):
         finish = slot_finish(result, gpu, result.occupancy.blocks_per_sm, ptxas)
-    levels_fn = _Levels(result, gpu, levels, schedule=schedule, slot_finish=finish)
+    levels_fn = _Levels(result, gpu, levels, schedule=schedule, slot_finish=finish,
+                        pending_ns=gpu.dram_latency_ns if l2_pending else 0.0)
     for r, count in plan:
         cyc, v, trips, per_trip, t, bidx, ops = time_round(result, gpu, r, levels_fn, windows, full, ptxas)
         rounds.append(Round(r, count, trips, cyc, per_trip, t, bidx, ops))
@@ -379,7 +385,8 @@ def predict(result, arch: str | GPU | None = None, *, levels: bool = True, windo
                      " / ".join(f"{f:.2f}" for f in finish) + ")")
     elif schedule != "phased":
         notes.append(f"L2 model: CTA schedule {schedule!r}" + (" (the H200's recorded one: a replay, not a "
-                                                                "prediction)" if schedule == "measured" else ""))
+                                                                "prediction)" if schedule == "measured" else "")
+                     + ("; L2 hits on lines still being filled wait for the fill" if l2_pending else ""))
     if table:
         notes.append(f"issue gaps: ptxas's stall counts from {table[1]}.sass")
     elif control_codes:

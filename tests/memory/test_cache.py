@@ -195,3 +195,20 @@ def test_measured_schedule_needs_a_record():
     r = gpusim.simulate("regtile2d", 512, mode="sampled", keep_trace=True)
     with pytest.raises(gpusim.errors.GpusimError, match="no CTA schedule record"):
         C.hit_rates(r, schedule="measured")
+
+
+def test_pending_fill_rule_with_the_recorded_schedule():
+    """pending_ns (a diagnosis, schedule='measured' only): tiled32's CTAs in a grid row share A's row
+    block and start within a DRAM latency of each other in the H200's record, so most of their A hits
+    find the line still being filled by a sharer's miss; the DRAM bytes (misses alone) do not move,
+    and without the window nothing is pending."""
+    r = gpusim.simulate("tiled32", 4096, mode="sampled", keep_trace=True)
+    base = C.l2_simulate(r, schedule="measured")
+    pend = C.l2_simulate(r, schedule="measured", pending_ns=H200.dram_latency_ns)
+    assert base["line_pending"] == [0, 0, 0] and base["latency_miss_fraction"] == base["miss_fraction"]
+    assert pend["line_misses"] == base["line_misses"]
+    a_acc, a_miss, a_pend = pend["line_accesses"][0], pend["line_misses"][0], pend["line_pending"][0]
+    assert a_pend > 0.5 * (a_acc - a_miss)
+    assert pend["latency_miss_fraction"][0] == pytest.approx((a_miss + a_pend) / a_acc)
+    with pytest.raises(gpusim.errors.GpusimError, match="pending_ns needs schedule='measured'"):
+        C.l2_simulate(r, schedule="waves", pending_ns=H200.dram_latency_ns)

@@ -87,3 +87,8 @@ def test_pipe_busy_matches_the_counted_work():
 def test_predict_rejects_an_unknown_scoreboard_rule():
     with pytest.raises(GpusimError, match="scoreboards must be"):
         predict(gpusim.simulate("naive", 256), scoreboards="some")
+
+
+def test_predict_takes_the_pending_fill_rule_only_with_the_recorded_schedule():
+    with pytest.raises(GpusimError, match="l2_pending needs schedule='measured'"):
+        predict(gpusim.simulate("naive", 256), l2_pending=True)
