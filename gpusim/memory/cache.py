@@ -48,11 +48,12 @@ Model (sources in shared/HARDWARE.md and traces/hw/h200/micro/):
   Replaying the recorded schedule (`schedule="measured"`), the model's DRAM bytes are within 1 % of
   ncu's for naive (8.50 vs 8.52 GB) and regtile2d (0.415 vs 0.411 GB): the L2 itself is right, the
   schedule is what must be predicted. With it, `pending_ns` (l2_simulate, a diagnosis) also times a hit
-  on a line another CTA's miss is still fetching at the miss's level (it gets its data with the fill). Prediction (timing.kernel_time) uses "phased" with the
-  engine's first-round finish fractions, which are lockstep-like for every ladder kernel: right for
-  the five tiled kernels, wrong for naive and smemtile (the engine's co-resident CTAs finish
-  together, the H200's in a staircase; see kernel_time.slot_finish). **Known gap**: coalesced even
-  with its recorded schedule (4.4 vs 8.0 GB), and tiled32's L2 hit rate (51 % vs ncu's 19 %).
+  on a line another CTA's miss is still fetching at the miss's level (it gets its data with the fill).
+  Prediction (timing.kernel_time) uses "phased" with the engine's first-round finish fractions,
+  which are lockstep-like for every ladder kernel: right for the five tiled kernels, wrong for naive
+  and smemtile (the engine's co-resident CTAs finish together, the H200's in a staircase; see
+  kernel_time.slot_finish). **Known gap**: coalesced even with its recorded schedule (4.4 vs 8.0 GB),
+  and tiled32's L2 hit rate (51 % vs ncu's 19 %).
 """
 from __future__ import annotations
 
@@ -220,7 +221,7 @@ def _way_of(line, tags, set_index, ways):
 
 
 @njit(cache=True, inline="always")
-def _l2_line(line, h, sample, tags, valid, stamp, nsets, ways, clock, te, W, fill_t, q, out_acc, out_miss, out_pend):
+def _l2_line(line, h, sample, tags, valid, stamp, ways, clock, te, W, fill_t, q, out_acc, out_miss, out_pend):
     """One whole-line access at schedule time te to the set-sampled L2. With W > 0, a hit on a line
     whose fill began less than W before (another CTA's miss, its data still on the way) is counted in
     out_pend: it gets its data with that fill, at the miss's latency."""
@@ -254,7 +255,7 @@ def _l2_tiles(ev_cta, ev_chunk, ev_t, W, nchunks, gx, a_rows, a_line0, a_row_lin
                 if h % sample:
                     continue
                 clock += 1
-                _l2_line(line, h, sample, tags, valid, stamp, nsets, ways, clock, te, W, fill_t, 0,
+                _l2_line(line, h, sample, tags, valid, stamp, ways, clock, te, W, fill_t, 0,
                          out_acc, out_miss, out_pend)
             for j in range(32):
                 k = 32 * c + j
@@ -266,7 +267,7 @@ def _l2_tiles(ev_cta, ev_chunk, ev_t, W, nchunks, gx, a_rows, a_line0, a_row_lin
                     if h % sample:
                         continue
                     clock += 1
-                    _l2_line(line, h, sample, tags, valid, stamp, nsets, ways, clock, te, W, fill_t, 1,
+                    _l2_line(line, h, sample, tags, valid, stamp, ways, clock, te, W, fill_t, 1,
                              out_acc, out_miss, out_pend)
         else:
             for q in range(c_rows.shape[0]):
@@ -276,7 +277,7 @@ def _l2_tiles(ev_cta, ev_chunk, ev_t, W, nchunks, gx, a_rows, a_line0, a_row_lin
                 if h % sample:
                     continue
                 clock += 1
-                _l2_line(line, h, sample, tags, valid, stamp, nsets, ways, clock, te, W, fill_t, 2,
+                _l2_line(line, h, sample, tags, valid, stamp, ways, clock, te, W, fill_t, 2,
                          out_acc, out_miss, out_pend)
 
 
@@ -472,8 +473,8 @@ def hit_rates(result, *, schedule: str = "fluid", sample: int | None = None, l2_
     sectors = int((w * sect).sum())
     hits = int((w * hit).sum())
     l2_reads = sectors - hits
-    l2 = l2_simulate(result, schedule=schedule, sample=sample, l2_bytes=l2_bytes, arch=arch, slot_finish=slot_finish,
-                     pending_ns=pending_ns)
+    l2 = l2_simulate(result, schedule=schedule, sample=sample, l2_bytes=l2_bytes, arch=arch,
+                     slot_finish=slot_finish, pending_ns=pending_ns)
     dram_sectors = 4 * sum(l2["line_misses"])
     return {
         "l1tex__t_sector_pipe_lsu_mem_global_op_ld_hit_rate.pct": 100.0 * hits / sectors if sectors else 0.0,

@@ -26,8 +26,9 @@ Model (all times integer SM cycles; `t` is the current cycle):
       mio/lg queue - a shared (global) instruction needs a free slot in its SMSP's MIO
                      (LG) queue and an entry of the SM-wide MIO (LG) pool, else mio_throttle
                      (lg_throttle; kept in the engine-only states S_MIO_POOL / S_LG_POOL when
-                     only the pool is short, which run_lowered folds back in); when more SMSPs' picks want an entry than the pool has free,
-                     the SMSPs with the fewest entries in flight get them (ties: lowest SMSP),
+                     only the pool is short, which run_lowered folds back in); when more SMSPs'
+                     picks want an entry than the pool has free, the SMSPs with the fewest
+                     entries in flight get them (ties: lowest SMSP),
                      and a refused SMSP issues its best other warp;
       math pipe    - FFMA/FMUL/FADD need FMA-lite or FMA-heavy free, IMAD needs
                      FMA-heavy, ALU ops the ALU pipe, XU ops the XU pipe; each pipe takes
