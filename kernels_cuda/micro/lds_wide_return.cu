@@ -14,6 +14,8 @@
 #include <cstdlib>
 #include <vector>
 
+#include "lds_burst.cuh"
+
 #define REPS 8
 
 template <int B, int V, int WF, int ROWS>
@@ -34,16 +36,7 @@ __global__ void wide(unsigned *out, long long *stamps, unsigned mask) {
   for (int rep = 0; rep < REPS; rep++) {
     __syncwarp();
     long long t0 = clock64();
-#pragma unroll
-    for (int j = 0; j < B; j++) {
-      if constexpr (V == 4)
-        asm volatile("ld.volatile.shared.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(r[4 * j]), "=r"(r[4 * j + 1]),
-                     "=r"(r[4 * j + 2]), "=r"(r[4 * j + 3]) : "r"(a[j % ROWS]));
-      else if constexpr (V == 2)
-        asm volatile("ld.volatile.shared.v2.u32 {%0, %1}, [%2];" : "=r"(r[2 * j]), "=r"(r[2 * j + 1]) : "r"(a[j % ROWS]));
-      else
-        asm volatile("ld.volatile.shared.u32 %0, [%1];" : "=r"(r[j]) : "r"(a[j % ROWS]));
-    }
+    lds_burst<B, V, ROWS>(r, a);
     long long t1 = clock64();
     // the last load's first register: back when the whole burst is back (in-order return). A branch
     // on it, so that ptxas cannot read the clock before the value is in (it never equals ~0: s[i] = i)
@@ -51,12 +44,7 @@ __global__ void wide(unsigned *out, long long *stamps, unsigned mask) {
     long long t2 = clock64();
 #pragma unroll
     for (int j = 0; j < B * V; j++) asm volatile("add.u32 %0, %0, %1;" : "+r"(acc) : "r"(r[j]));
-    if (lane == 0) {
-      long long *p = stamps + ((long long)warp * REPS + rep) * 3;
-      p[0] = t0;
-      p[1] = t1;
-      p[2] = t2 + (acc == 0xFFFFFFFFu ? 1 : 0);
-    }
+    keep_stamps(stamps, lane, warp, REPS, rep, t0, t1, t2, acc);
   }
   out[threadIdx.x] = acc;
 }
@@ -73,7 +61,6 @@ struct Run { int v, wf, b, rows; Kern k; };
 int main(int argc, char **argv) {
   if (argc < 2) { fprintf(stderr, "usage: %s MASK\n", argv[0]); return 2; }
   unsigned mask = (unsigned)strtoul(argv[1], 0, 0);
-  int warps = 32 - __builtin_clz(mask);
   std::vector<Run> runs = {NARROW(1, 1, 1), NARROW(1, 2, 1), NARROW(1, 4, 1), NARROW(2, 1, 1), NARROW(2, 2, 1),
                            NARROW(2, 4, 1), WIDE(4, 1, 1), WIDE(4, 2, 1), WIDE(4, 4, 1),
                            NARROW(1, 1, 8), NARROW(1, 4, 8), NARROW(2, 1, 8), WIDE(4, 1, 8), WIDE(4, 2, 8)};
@@ -85,27 +72,7 @@ int main(int argc, char **argv) {
                              {2, 1, 96, 1, wide<96, 2, 1, 1>}};
     runs.insert(runs.end(), more.begin(), more.end());
   }
-  unsigned *out; long long *st;
-  cudaMalloc(&out, 32 * warps * sizeof(unsigned));
-  cudaMalloc(&st, (size_t)warps * REPS * 3 * sizeof(long long));
-  std::vector<long long> h((size_t)warps * REPS * 3);
-  for (const Run &r : runs) {
-    for (int pass = 0; pass < 2; pass++) {          // the first launch warms the instruction cache
-      cudaMemset(st, 0, h.size() * sizeof(long long));
-      r.k<<<1, 32 * warps>>>(out, st, mask);
-      cudaError_t e = cudaDeviceSynchronize();
-      if (e != cudaSuccess) { fprintf(stderr, "V%d WF%d B%d R%d: %s\n", r.v, r.wf, r.b, r.rows, cudaGetErrorString(e)); return 1; }
-    }
-    cudaMemcpy(h.data(), st, h.size() * sizeof(long long), cudaMemcpyDeviceToHost);
-    printf("mask 0x%x V %d WF %d B %d rows %d stamps", mask, r.v, r.wf, r.b, r.rows);
-    for (int w = 0; w < warps; w++) {
-      if (!((mask >> w) & 1u)) continue;
-      for (int rep = 0; rep < REPS; rep++) {
-        const long long *p = &h[((size_t)w * REPS + rep) * 3];
-        printf(" %d:%lld:%lld:%lld", w, p[0], p[1] - p[0], p[2] - p[1]);
-      }
-    }
-    printf("\n");
-  }
-  return 0;
+  return run_bursts<REPS>(runs, mask, [](const Run &r, char *buf, size_t n) {
+    snprintf(buf, n, "V %d WF %d B %d rows %d", r.v, r.wf, r.b, r.rows);
+  });
 }
