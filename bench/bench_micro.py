@@ -11,7 +11,8 @@ kernels' SASS as the tests do (tests/timing/test_shared_return.py, test_l2_path.
   lds_wide_return.json: one warp's cycles per shared load until a burst is back, by width and
   conflict (tests/timing/test_lds_wide_return.py); mio_capacity.json: the median issue time of a
   burst of B shared loads per warp layout (8 bursts per warp, each consumed before the next, as
-  kernels_cuda/micro/mio_capacity.cu does). The lds_bursts_order and mio_capacity traces carry the
+  kernels_cuda/micro/mio_capacity.cu does), and mio_throttle per issue beside ncu's for the same
+  launches (mio_capacity_ncu.json), with the part of the engine's that waited for the SM-wide pool. The lds_bursts_order and mio_capacity traces carry the
   lds_bursts kernels' SASS barriers for their shared loads (test_shared_return.SASS_BARRIERS; the
   cap<> kernels' own SASS was not kept).
 Usage: python bench/bench_micro.py [--only lds|l2|tile|wide|mio]
@@ -121,8 +122,9 @@ def wide():
         print(f"{label:30s} {wf:8d} {k['cycles_per_load']:7.2f} {sim:7.2f}")
 
 
-def _mio_issue(V, wf, B, warps, reps=8):
-    """Median over warps and bursts 2..reps of the engine's burst issue time (t1 - t0)."""
+def _mio_issue(V, wf, B, warps, reps=8, result=False):
+    """Median over warps and bursts 2..reps of the engine's burst issue time (t1 - t0) (and the engine's
+    TimingResult with result=True)."""
     ht = HandTrace()
     for w in range(max(warps) + 1):
         add = ht.warp(w)
@@ -147,12 +149,17 @@ def _mio_issue(V, wf, B, warps, reps=8):
     for w in warps:
         cs = res.issue_cycle[np.flatnonzero((ops == "CS2R") & (wrp == w))].reshape(reps, 3)
         spans += list(cs[1:, 1] - cs[1:, 0])
-    return float(np.median(spans))
+    return (float(np.median(spans)), res) if result else float(np.median(spans))
 
 
 def mio():
     rows = json.loads((MICRO / "mio_capacity.json").read_text())["details"]["rows"]
-    print(f"\n{'mio_capacity (burst issue, cycles)':34s} {'B':>3s} {'H200':>7s} {'sim':>7s}")
+    # ncu's mio_throttle per issue for the same launches (whole kernel: the H200's also counts the
+    # shared-memory fill before the bursts, which the engine's trace leaves out)
+    ncu = {(r["mask"], r["words_per_lane"], r["conflict"], r["loads"]): r["stall_mio_throttle"]
+           for r in json.loads((MICRO / "mio_capacity_ncu.json").read_text())["details"]["rows"]}
+    print(f"\n{'mio_capacity (burst issue, cycles)':34s} {'B':>3s} {'H200':>7s} {'sim':>7s}   "
+          f"mio_throttle/issue H200  sim (SM pool)")
     for r in rows:
         if r["mask"] == "0x1":
             continue
@@ -160,9 +167,13 @@ def mio():
         warps = [w for w in range(32) if (m >> w) & 1]
         V, c = r["words_per_lane"], r["conflict"]
         wf = c if V == 1 else V
-        sim = _mio_issue(V, wf, r["loads"], warps)
+        sim, res = _mio_issue(V, wf, r["loads"], warps, result=True)
+        thr = res.state_cycles["mio_throttle"] / res.inst_issued
+        pool = res.metrics["gpusim__mio_throttle_sm_pool.ratio"]
+        hw = ncu.get((r["mask"], V, c, r["loads"]), float("nan"))
         label = f"{r['layout'][:18]} {OPS[V]} {wf}wf"
-        print(f"{label:34s} {r['loads']:3d} {r['issue_cycles_median']:7.0f} {sim:7.0f}", flush=True)
+        print(f"{label:34s} {r['loads']:3d} {r['issue_cycles_median']:7.0f} {sim:7.0f}   "
+              f"{hw:22.2f} {thr:5.2f} ({pool:.2f})", flush=True)
 
 
 def main():

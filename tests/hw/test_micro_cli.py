@@ -18,3 +18,26 @@ def test_provenance_takes_the_run_s_date_device_driver_tools_and_clocks_in_recor
 def test_provenance_names_ncu_only_when_the_run_used_it():
     got = provenance({"date": "d", "smi": {}, "nvcc": "V13.0"})
     assert got["cuda"] == {"nvcc": "V13.0"} and got["device"] == "NVIDIA H200" and got["clocks"] == {}
+
+
+def _ncu_csv(launches):
+    """Raw-page CSV shaped like ncu's: a header, a units row, one row per launch (kernel, mio_throttle)."""
+    from mio_capacity_ncu import METRICS
+    mio = "smsp__average_warps_issue_stalled_mio_throttle_per_issue_active.ratio"
+    head = ["ID", "Kernel Name"] + METRICS
+    lines = [",".join(f'"{h}"' for h in head), ",".join('""' if h in ("ID", "Kernel Name") else '"ratio"' for h in head)]
+    for i, (name, thr) in enumerate(launches):
+        cells = [str(i), name] + [str(thr) if m == mio else "1" for m in METRICS]
+        lines.append(",".join(f'"{c}"' for c in cells))
+    return "\n".join(lines)
+
+
+def test_mio_capacity_ncu_keeps_the_second_launch_of_each_burst_configuration():
+    from mio_capacity_ncu import rows_of
+    sig = "(unsigned int *, long long *, unsigned int)"
+    text = _ncu_csv([(f"void cap<16, 1, 16>{sig}", 9.0), (f"void cap<16, 1, 16>{sig}", 2.5),
+                     (f"void cap<24, 4, 1>{sig}", 0.0), (f"void cap<24, 4, 1>{sig}", 0.25), ("void other()", 7.0)])
+    rows = {(r["words_per_lane"], r["conflict"], r["loads"]): r for r in rows_of(text, "0xf")}
+    assert set(rows) == {(1, 16, 16), (4, 1, 24)}          # B, V, WF from cap<B, V, WF>; other kernels dropped
+    assert rows[(1, 16, 16)]["stall_mio_throttle"] == 2.5 and rows[(1, 16, 16)]["launches_profiled"] == 2
+    assert rows[(4, 1, 24)]["stall_mio_throttle"] == 0.25 and rows[(4, 1, 24)]["layout"] == "1 warp on each SMSP"

@@ -45,3 +45,37 @@ def test_one_warp_fills_the_queue_as_measured(row):
     v, wf = row["words_per_lane"], row["conflict"]
     got = burst_issue([0], OPS[v], wf if v == 1 else v, row["loads"])
     assert got == pytest.approx(row["issue_cycles_median"], rel=0.05)
+
+
+NCU = json.loads((Path(__file__).resolve().parents[2] / "traces/hw/h200/micro/mio_capacity_ncu.json").read_text())
+
+
+def _mio_states(warps: list, op: str, wf: int, loads: int, reps: int = 8):
+    """The engine's mio_throttle per issue, and the part of it that waited for the SM-wide pool, for
+    `reps` bursts per warp each consumed before the next (as the cap<> kernel runs them)."""
+    ht = HandTrace()
+    for w in range(max(warps) + 1):
+        add = ht.warp(w)
+        if w in warps:
+            acc = add("IMAD.MOV")
+            for _ in range(reps):
+                ld = [add(op, wf=wf) for _ in range(loads)]
+                for j in ld:
+                    acc = add("IADD3", (j, acc))
+        add("EXIT")
+    res = simulate_sm(ht.trace(), H200)
+    return res.state_cycles["mio_throttle"] / res.inst_issued, res.metrics["gpusim__mio_throttle_sm_pool.ratio"]
+
+
+@pytest.mark.parametrize("wf", [1, 16, 32])
+def test_one_warp_per_smsp_short_bursts_wait_in_mio_throttle_and_it_is_the_sm_pool(wf):
+    """One warp on each SMSP, bursts of 16 (a warp's own queue holds 30): ncu counts the H200's wait for
+    the SM's shared-load path as mio_throttle (mio_capacity_ncu.json), and the engine's wait there is
+    all the SM pool's, which it reports as mio_throttle too. Conflict-free loads wait on neither."""
+    hw = next(r["stall_mio_throttle"] for r in NCU["details"]["rows"]
+              if r["mask"] == "0xf" and r["words_per_lane"] == 1 and r["conflict"] == wf and r["loads"] == 16)
+    thr, pool = _mio_states([0, 1, 2, 3], "LDS", wf, 16)
+    if wf == 1:
+        assert hw < 0.1 and thr < 0.1
+    else:
+        assert hw > 0.5 and thr > 0.5 and pool == pytest.approx(thr)
