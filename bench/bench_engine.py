@@ -5,7 +5,8 @@ otherwise a stand-in below that follows kernels_cuda/regtile2d.cu and the basic 
 SASS in traces/static/regtile2d.json), times the rows of the CTAs resident on one SM (2 at
 94 registers x 256 threads), warms numba up once, then prints the best of --repeat runs and a
 first look at the result. Times are this thread's CPU time (one core), best of --repeat.
-Usage: python bench/bench_engine.py [--size 256] [--repeat 5] [--ctas 2]
+With --ladder it then prints the rate on every ladder kernel the same way.
+Usage: python bench/bench_engine.py [--size 256] [--repeat 5] [--ctas 2] [--ladder]
 """
 import argparse
 import sys
@@ -70,6 +71,8 @@ def main():
     ap.add_argument("--size", type=int, default=256)
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--ctas", type=int, default=2, help="CTAs resident on the SM (2 = regtile2d's occupancy)")
+    ap.add_argument("--ladder", action="store_true",
+                    help="also the rate on every ladder kernel (the same --size and --ctas, best of 3)")
     a = ap.parse_args()
     try:
         gpusim.get_kernel("regtile2d")
@@ -98,6 +101,16 @@ def main():
           f"{m['smsp__issue_active.avg.pct_of_peak_sustained_active']:.1f} %")
     ratios = sorted(((res.state_cycles[s] / res.inst_issued, s) for s in STATES), reverse=True)
     print("  " + ", ".join(f"{s} {r:.2f}" for r, s in ratios if r > 0))
+    if a.ladder:
+        # the rate depends on the kernel: the engine's work grows with the warps that are eligible or
+        # wait on a shared resource each cycle (many-warp, memory-bound kernels are the slow ones)
+        print(f"\nevery ladder kernel, {a.size}^3 full mode, {a.ctas} CTAs on one SM (best of 3):")
+        for k in gpusim.kernel.LADDER:
+            lw_k = lower(gpusim.simulate(k, a.size, mode="full", keep_trace=True).trace, arch, ctas=range(a.ctas))
+            r_k = run_lowered(lw_k, arch)
+            t_k = min(_timed(lw_k, arch) for _ in range(3))
+            print(f"  {k:11s} {lw_k.warp_start.shape[0] - 1:3d} warps  {r_k.inst_issued:9,d} warp-inst  "
+                  f"{r_k.inst_issued / t_k / 1e6:5.1f} M/s", flush=True)
 
 
 def _timed(lw, arch):
