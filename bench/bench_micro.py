@@ -32,8 +32,8 @@ from gpusim.timing import simulate_sm, LEVEL_L1, LEVEL_L2  # noqa: E402
 from tests.timing.test_shared_return import stamped_trace, REPS, SASS_BARRIERS  # noqa: E402
 from tests.timing.test_lds_wide_return import ONE_WARP, OPS, ROWS as WIDE_ROWS, back_time  # noqa: E402
 from tests.timing.test_l2_path import l2_trace  # noqa: E402
-from tests.timing.hand_trace import HandTrace  # noqa: E402
 from tests.timing.test_tile_loads import REC as TILE_REC, tile_cycles  # noqa: E402
+from tests.timing.test_mio_capacity import cap_run  # noqa: E402
 
 MICRO = ROOT / "traces" / "hw" / "h200" / "micro"
 
@@ -122,34 +122,17 @@ def wide():
         print(f"{label:30s} {wf:8d} {k['cycles_per_load']:7.2f} {sim:7.2f}")
 
 
-def _mio_issue(V, wf, B, warps, reps=8, result=False):
-    """Median over warps and bursts 2..reps of the engine's burst issue time (t1 - t0) (and the engine's
-    TimingResult with result=True)."""
-    ht = HandTrace()
-    for w in range(max(warps) + 1):
-        add = ht.warp(w)
-        if w in warps:
-            acc = add("IMAD.MOV")
-            for _ in range(reps):
-                add("NOP")
-                add("CS2R")
-                ld = [add(OPS[V], wf=wf) for _ in range(B)]
-                add("CS2R")
-                regs = [j for j in ld for _ in range(V)]
-                for k in range(0, len(regs), 2):             # ptxas's IADD3 chain: two loaded registers each
-                    acc = add("IADD3", (regs[k], regs[min(k + 1, len(regs) - 1)], acc))
-                t2 = add("CS2R")
-                add("STG", (t2,), sec=1, lines=1)
-        add("EXIT")
-    t = ht.trace()
-    res = simulate_sm(t, H200, global_level=np.full(len(t), LEVEL_L1, np.int8), scoreboards=SASS_BARRIERS)
+def _mio_issue(V, wf, B, warps, reps=8):
+    """Median over warps and bursts 2..reps of the engine's burst issue time (t1 - t0), and the
+    engine's TimingResult."""
+    t, res = cap_run(warps, V, wf, B, reps)
     ops = np.array(t.opcodes)[t.rows["op"][res.trace_row]]
     wrp = t.rows["warp"][res.trace_row]
     spans = []
     for w in warps:
         cs = res.issue_cycle[np.flatnonzero((ops == "CS2R") & (wrp == w))].reshape(reps, 3)
         spans += list(cs[1:, 1] - cs[1:, 0])
-    return (float(np.median(spans)), res) if result else float(np.median(spans))
+    return float(np.median(spans)), res
 
 
 def mio():
@@ -167,7 +150,7 @@ def mio():
         warps = [w for w in range(32) if (m >> w) & 1]
         V, c = r["words_per_lane"], r["conflict"]
         wf = c if V == 1 else V
-        sim, res = _mio_issue(V, wf, r["loads"], warps, result=True)
+        sim, res = _mio_issue(V, wf, r["loads"], warps)
         thr = res.state_cycles["mio_throttle"] / res.inst_issued
         pool = res.metrics["gpusim__mio_throttle_sm_pool.ratio"]
         hw = ncu.get((r["mask"], V, c, r["loads"]), float("nan"))

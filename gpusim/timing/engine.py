@@ -565,6 +565,8 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                     # cycle after cycle keeps its state instead of leaving and re-entering it each cycle)
                     smsp_npend[s] += 1
                 elif st != state[w]:
+                    # (this bookkeeping is written out at each of its five places: as a helper function,
+                    # even numba-inlined, it made the whole loop 2.2x slower in in-process A/B)
                     if state[w] >= 0:       # leaving a state: its cycles, by warp and by opcode waited at
                         n0 = t - since[w]
                         counts[w, state[w]] += n0

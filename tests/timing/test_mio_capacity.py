@@ -12,8 +12,9 @@ import numpy as np
 import pytest
 
 from gpusim.arch.presets import H200
-from gpusim.timing import simulate_sm
+from gpusim.timing import simulate_sm, LEVEL_L1
 from tests.timing.hand_trace import HandTrace
+from tests.timing.test_shared_return import SASS_BARRIERS
 
 REC = json.loads((Path(__file__).resolve().parents[2] / "traces/hw/h200/micro/mio_capacity.json").read_text())
 ONE_WARP = [r for r in REC["details"]["rows"] if r["mask"] == "0x1"]
@@ -50,21 +51,29 @@ def test_one_warp_fills_the_queue_as_measured(row):
 NCU = json.loads((Path(__file__).resolve().parents[2] / "traces/hw/h200/micro/mio_capacity_ncu.json").read_text())
 
 
-def _mio_states(warps: list, op: str, wf: int, loads: int, reps: int = 8):
-    """The engine's mio_throttle per issue, and the part of it that waited for the SM-wide pool, for
-    `reps` bursts per warp each consumed before the next (as the cap<> kernel runs them)."""
+def cap_run(warps: list, V: int, wf: int, loads: int, reps: int = 8):
+    """The engine on the cap<> kernel's bursts (kernels_cuda/micro/mio_capacity.cu): per warp `reps`
+    bursts of `loads` independent LDS of V words a lane and wf wavefronts, each between clock reads
+    and consumed by ptxas's IADD3 chain (two loaded registers a step) before the next, with the shared
+    loads' SASS barriers. Returns (the trace, its TimingResult); bench/bench_micro.py times the same."""
     ht = HandTrace()
     for w in range(max(warps) + 1):
         add = ht.warp(w)
         if w in warps:
             acc = add("IMAD.MOV")
             for _ in range(reps):
-                ld = [add(op, wf=wf) for _ in range(loads)]
-                for j in ld:
-                    acc = add("IADD3", (j, acc))
+                add("NOP")
+                add("CS2R")
+                ld = [add(OPS[V], wf=wf) for _ in range(loads)]
+                add("CS2R")
+                regs = [j for j in ld for _ in range(V)]
+                for k in range(0, len(regs), 2):
+                    acc = add("IADD3", (regs[k], regs[min(k + 1, len(regs) - 1)], acc))
+                t2 = add("CS2R")
+                add("STG", (t2,), sec=1, lines=1)
         add("EXIT")
-    res = simulate_sm(ht.trace(), H200)
-    return res.state_cycles["mio_throttle"] / res.inst_issued, res.metrics["gpusim__mio_throttle_sm_pool.ratio"]
+    t = ht.trace()
+    return t, simulate_sm(t, H200, global_level=np.full(len(t), LEVEL_L1, np.int8), scoreboards=SASS_BARRIERS)
 
 
 @pytest.mark.parametrize("wf", [1, 16, 32])
@@ -74,7 +83,8 @@ def test_one_warp_per_smsp_short_bursts_wait_in_mio_throttle_and_it_is_the_sm_po
     all the SM pool's, which it reports as mio_throttle too. Conflict-free loads wait on neither."""
     hw = next(r["stall_mio_throttle"] for r in NCU["details"]["rows"]
               if r["mask"] == "0xf" and r["words_per_lane"] == 1 and r["conflict"] == wf and r["loads"] == 16)
-    thr, pool = _mio_states([0, 1, 2, 3], "LDS", wf, 16)
+    _, res = cap_run([0, 1, 2, 3], 1, wf, 16)
+    thr, pool = res.state_cycles["mio_throttle"] / res.inst_issued, res.metrics["gpusim__mio_throttle_sm_pool.ratio"]
     if wf == 1:
         assert hw < 0.1 and thr < 0.1
     else:
