@@ -13,7 +13,6 @@ import sys
 import time
 from pathlib import Path
 
-
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))     # this checkout's gpusim, not an installed one
 import gpusim  # noqa: E402
 from gpusim.errors import UnknownKernel  # noqa: E402
