@@ -518,7 +518,6 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                         st, wk = S_WAIT, last_mem[w] + mem_iv   # one memory instruction per mem_iv cycles per warp
                     else:
                         static_ok[w] = r
-
                         if c == C_LDS or c == C_STS:
                             if mio_fl[s] >= mio_depth:
                                 st, wk = S_MIO_THROTTLE, INF      # a purge of MIO entries clears recheck

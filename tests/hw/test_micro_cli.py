@@ -1,4 +1,5 @@
-"""kernels_cuda/micro/micro_cli.py: the provenance fields every standalone micro's record takes."""
+"""kernels_cuda/micro/micro_cli.py: the provenance fields every standalone micro's record takes; and
+mio_capacity_ncu.py's reading of ncu's CSV (the one micro whose record is parsed from it)."""
 import sys
 from pathlib import Path
 

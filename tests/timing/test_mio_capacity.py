@@ -4,7 +4,8 @@ time of a burst shows where the MIO path stops taking loads. One warp alone: a b
 cycles a load until about 31 loads are in flight, whatever their wavefronts, then at the rate its
 loads return (2 cycles a wavefront): the engine's per-SMSP depth (30, counted until the data
 returns) gives the same issue times (all within 5 %; most to the cycle). Many warps are another
-matter (gpusim/timing/README.md, MIO capacity): the engine departs from the H200 both ways."""
+matter (gpusim/timing/README.md, MIO capacity): the engine departs from the H200 both ways.
+mio_capacity_ncu.json (ncu's warp states for the same launches) says what the wait is called."""
 import json
 from pathlib import Path
 
