@@ -102,8 +102,8 @@ def record(dir_: Path, dest: Path):
                f"{ncu_mod.REPLAY_MODE}; each configuration launches twice, the second is kept; ratios are over the "
                "whole kernel (shared-memory fill, 8 bursts and their consumption)",
         "command": prov["command"] + " (on the H200), then --record DIR here",
-        "ncu_command": " ".join(ncu_command("ncu", Path("<bin>"), "<mask>", Path("<work>/mio_ncu_<mask>"))[:-2]
-                                + ["<bin>", "<mask>"]).replace(",".join(METRICS), "<see metrics>"),
+        "ncu_command": " ".join(ncu_command("ncu", Path("<bin>"), "<mask>", Path("<work>/mio_ncu_<mask>")))
+                          .replace(",".join(METRICS), "<see metrics>"),
         "source": "kernels_cuda/micro/mio_capacity.cu:cap",
         **provenance(prov),
         "unit": "warps per issued instruction (ncu stall ratios); value: mio_throttle, one warp on each SMSP, "
