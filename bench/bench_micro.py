@@ -11,8 +11,11 @@ kernels' SASS as the tests do (tests/timing/test_shared_return.py, test_l2_path.
   lds_wide_return.json: one warp's cycles per shared load until a burst is back, by width and
   conflict (tests/timing/test_lds_wide_return.py); mio_capacity.json: the median issue time of a
   burst of B shared loads per warp layout (8 bursts per warp, each consumed before the next, as
-  kernels_cuda/micro/mio_capacity.cu does), and mio_throttle per issue beside ncu's for the same
-  launches (mio_capacity_ncu.json), with the part of the engine's that waited for the SM-wide pool. The lds_bursts_order and mio_capacity traces carry the
+  kernels_cuda/micro/mio_capacity.cu does), and the warp-cycles spent in mio_throttle beside ncu's
+  for the same launches (mio_capacity_ncu.json: its per-issue ratio times smsp__inst_executed.sum;
+  per-issue ratios do not compare, the H200's kernel issues 1.2-2.3x the engine's instructions for
+  its shared-memory fill, clock reads and stamp stores), with the part of the engine's that waited
+  for the SM-wide pool. The lds_bursts_order and mio_capacity traces carry the
   lds_bursts kernels' SASS barriers for their shared loads (test_shared_return.SASS_BARRIERS; the
   cap<> kernels' own SASS was not kept).
 Usage: python bench/bench_micro.py [--only lds|l2|tile|wide|mio]
@@ -137,12 +140,14 @@ def _mio_issue(V, wf, B, warps, reps=8):
 
 def mio():
     rows = json.loads((MICRO / "mio_capacity.json").read_text())["details"]["rows"]
-    # ncu's mio_throttle per issue for the same launches (whole kernel: the H200's also counts the
-    # shared-memory fill before the bursts, which the engine's trace leaves out)
-    ncu = {(r["mask"], r["words_per_lane"], r["conflict"], r["loads"]): r["stall_mio_throttle"]
+    # ncu's mio_throttle for the same launches, as warp-cycles (ratio x instructions issued): its
+    # kernel also fills shared memory, reads clocks and stores stamps, which the engine's trace leaves
+    # out, so its per-issue ratios are diluted and only the totals compare
+    ncu = {(r["mask"], r["words_per_lane"], r["conflict"], r["loads"]):
+           r["stall_mio_throttle"] * r["smsp__inst_executed.sum"]
            for r in json.loads((MICRO / "mio_capacity_ncu.json").read_text())["details"]["rows"]}
     print(f"\n{'mio_capacity (burst issue, cycles)':34s} {'B':>3s} {'H200':>7s} {'sim':>7s}   "
-          f"mio_throttle/issue H200  sim (SM pool)")
+          f"mio_throttle k warp-cycles H200  sim  sim/H200 (SM pool share)")
     for r in rows:
         if r["mask"] == "0x1":
             continue
@@ -151,12 +156,14 @@ def mio():
         V, c = r["words_per_lane"], r["conflict"]
         wf = c if V == 1 else V
         sim, res = _mio_issue(V, wf, r["loads"], warps)
-        thr = res.state_cycles["mio_throttle"] / res.inst_issued
-        pool = res.metrics["gpusim__mio_throttle_sm_pool.ratio"]
+        thr = res.state_cycles["mio_throttle"]
+        pool = res.metrics["gpusim__mio_throttle_sm_pool.ratio"] * res.inst_issued
         hw = ncu.get((r["mask"], V, c, r["loads"]), float("nan"))
+        ratio = f"{thr / hw:8.2f}" if hw > 0 else f"{'-':>8s}"
+        share = f"{pool / thr:.2f}" if thr > 0 else "-"
         label = f"{r['layout'][:18]} {OPS[V]} {wf}wf"
         print(f"{label:34s} {r['loads']:3d} {r['issue_cycles_median']:7.0f} {sim:7.0f}   "
-              f"{hw:22.2f} {thr:5.2f} ({pool:.2f})", flush=True)
+              f"{hw / 1e3:26.1f} {thr / 1e3:6.1f} {ratio} ({share})", flush=True)
 
 
 def main():

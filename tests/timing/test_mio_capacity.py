@@ -4,8 +4,9 @@ time of a burst shows where the MIO path stops taking loads. One warp alone: a b
 cycles a load until about 31 loads are in flight, whatever their wavefronts, then at the rate its
 loads return (2 cycles a wavefront): the engine's per-SMSP depth (30, counted until the data
 returns) gives the same issue times (all within 5 %; most to the cycle). Many warps are another
-matter (gpusim/timing/README.md, MIO capacity): the engine departs from the H200 both ways.
-mio_capacity_ncu.json (ncu's warp states for the same launches) says what the wait is called."""
+matter (gpusim/timing/README.md, MIO capacity). mio_capacity_ncu.json (ncu's warp states for the same
+launches) says what the wait is called and how long the warps wait there in all: the engine's totals
+agree wherever bursts are long."""
 import json
 from pathlib import Path
 
@@ -90,3 +91,20 @@ def test_one_warp_per_smsp_short_bursts_wait_in_mio_throttle_and_it_is_the_sm_po
         assert hw < 0.1 and thr < 0.1
     else:
         assert hw > 0.5 and thr > 0.5 and pool == pytest.approx(thr)
+
+
+MASK_WARPS = {"0xf": [0, 1, 2, 3], "0x1111": [0, 4, 8, 12], "0xffff": list(range(16))}
+# long bursts of 4-32-wavefront LDS.32 in every multi-warp layout: the SMSP queue (4 warps on one SMSP),
+# the SM pool (one warp on each SMSP) and both (16 warps)
+LONG_BURSTS = [r for r in NCU["details"]["rows"] if r["mask"] in MASK_WARPS and r["words_per_lane"] == 1
+               and r["conflict"] >= 4 and r["loads"] >= 32]
+
+
+@pytest.mark.parametrize("row", LONG_BURSTS, ids=lambda r: f"{r['mask']}-WF{r['conflict']}-B{r['loads']}")
+def test_warp_cycles_in_mio_throttle_match_the_h200_for_long_bursts(row):
+    """Total warp-cycles in mio_throttle (ncu: the per-issue ratio times instructions issued; its kernel
+    issues 1.2-2.3x the engine's instructions, for its shared-memory fill and stamps, so per-issue
+    ratios do not compare). Measured: 0.87-1.09 of the H200's in all 48 of these."""
+    hw = row["stall_mio_throttle"] * row["smsp__inst_executed.sum"]
+    _, res = cap_run(MASK_WARPS[row["mask"]], 1, row["conflict"], row["loads"])
+    assert res.state_cycles["mio_throttle"] == pytest.approx(hw, rel=0.15)
