@@ -56,7 +56,7 @@ def _fold_pool_states(c: np.ndarray) -> np.ndarray:
 def run_lowered(lw: Lowered, arch: GPU) -> TimingResult:
     cycles, counts, issue_cycle, finish, ctr, op_counts = E.run(
         lw.warp_start, lw.warp_smsp, lw.warp_cta, lw.cta_warp_start, lw.smsp_warps, lw.smsp_start,
-        lw.rows, lw.line_id, lw.params, lw.rb_wait, lw.provider)
+        lw.rows, lw.line_id, lw.params, lw.rb_wait, lw.provider, len(lw.opcodes))
     if ctr[E.K_DEADLOCK]:
         raise GpusimError("timing engine deadlock: some warp waits at a barrier the rest of its CTA never reaches")
     cycles = int(cycles)

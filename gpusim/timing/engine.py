@@ -299,12 +299,13 @@ def _taken(r, s, t, done, at_return, ready, ret, rn, rows, pending_mem, mem_done
 
 @njit(cache=True, error_model="numpy")
 def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
-        rows, line_id, params, rb_wait, provider):
+        rows, line_id, params, rb_wait, provider, n_ops):
     """Simulate; returns (cycles, state_cycles[warp, state], issue_cycle[row], finish[warp], counters,
     op_state_cycles[opcode id, state]).
     rows: (n, ROW_STRIDE) int32, the R_* fields of each row (pack_rows). rb_wait: per row, the memory
     row whose pipe-take (register read, ptxas's read barrier) it waits for, -1 none. provider: per L1-hit
-    global load, the cache model's miss that brings its line in (lower.fill_providers), -1 none."""
+    global load, the cache model's miss that brings its line in (lower.fill_providers), -1 none. n_ops: the
+    number of opcode ids in rows[:, R_OP] (a scan of the rows here took 2 % of regtile2d's run)."""
     n_warps = warp_start.shape[0] - 1
     n_rows = rows.shape[0]
     n_ctas = cta_warp_start.shape[0] - 1
@@ -365,10 +366,7 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
     fetched_for = np.zeros(n_rows, np.bool_)         # a miss whose line a hit reaching L1TEX first fetched
     pc = warp_start[:-1].copy()
     counts = np.zeros((n_warps, N_ENGINE_STATES), np.int64)
-    n_ops = 1
-    for r in range(n_rows):
-        n_ops = max(n_ops, rows[r, R_OP] + 1)
-    op_counts = np.zeros((n_ops, N_ENGINE_STATES), np.int64)   # state cycles by the opcode the warp waited at
+    op_counts = np.zeros((max(n_ops, 1), N_ENGINE_STATES), np.int64)   # state cycles by the opcode waited at
     state = np.full(n_warps, -1, np.int64)
     since = np.zeros(n_warps, np.int64)           # cycle the warp entered its current state
     recheck = np.zeros(n_warps, np.int64)         # its state cannot change before this cycle
@@ -447,6 +445,8 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
             first_el, after_el, greedy_el, fifo_el = -1, -1, -1, -1
             n_switch = 0
             first0, after0, greedy0 = -1, -1, -1
+            lk = last_k[s]
+            fifo_ts = INF
             for k in range(smsp_start[s], smsp_start[s + 1]):
                 w = smsp_warps[k]
                 pend[w] = 0
@@ -460,7 +460,12 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                 st = S_NOT_SELECTED
                 fixed = True        # the state holds until wk, or until an event clears recheck[w]
                 wk = t + 1
-                if pc[w] >= warp_start[w + 1]:
+                # (per-warp values read once into locals: numba cannot tell its arrays apart, so it reloads
+                # an element after every store to any array of the same type)
+                r = pc[w]
+                static = static_ok[w] == r
+                pw = 0
+                if r >= warp_start[w + 1]:
                     if pending_mem[w] > 0:
                         st, wk = S_DRAIN, INF           # the memory pipes wake us
                     elif mem_done[w] > t:
@@ -468,24 +473,23 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                     else:
                         finished[w] = True
                         finish[w] = max(last_issue[w] + 1, mem_done[w])
-                        if state[w] >= 0:       # leaving a state: its cycles, by warp and by opcode waited at
+                        sw = state[w]
+                        if sw >= 0:       # leaving a state: its cycles, by warp and by opcode waited at
                             n0 = t - since[w]
-                            counts[w, state[w]] += n0
-                            op_counts[rows[_waited_at(pc[w], state[w], warp_start[w + 1]), R_OP], state[w]] += n0
+                            counts[w, sw] += n0
+                            op_counts[rows[_waited_at(pc[w], sw, warp_start[w + 1]), R_OP], sw] += n0
                         state[w] = -1
                         n_left -= 1
                         continue
-                elif static_ok[w] != pc[w] and bar_wait[w] and bar_release[w] > t and rows[pc[w], R_BAR_HOLD] != 0:
+                elif not static and bar_wait[w] and bar_release[w] > t and rows[r, R_BAR_HOLD] != 0:
                     # BAR.SYNC.DEFER_BLOCKING: the warp goes on past the barrier and waits for its
                     # release at the first memory, control or ADU instruction
                     st, wk = S_BARRIER, bar_release[w]   # INF: the last arrival sets it
-                elif static_ok[w] != pc[w] and next_ok[w] > t:
+                elif not static and next_ok[w] > t:
                     st, wk = S_WAIT, next_ok[w]         # ptxas's stall count of its last instruction
                 else:
-                    r = pc[w]
                     sb = -1
                     dep_wk = INF
-                    static = static_ok[w] == r
                     if not static and bar_release[w] <= t:
                         bar_wait[w] = False
                     for j in range(0 if static else 3):
@@ -524,7 +528,7 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                             elif mio_left <= 0:
                                 st, wk = S_MIO_POOL, INF
                             else:
-                                pend[w] = 1
+                                pw = 1
                                 n_pend += 1
                         elif c == C_LDG or c == C_STG:
                             if lg_fl[s] >= lg_depth:
@@ -532,7 +536,7 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                             elif lg_left <= 0:
                                 st, wk = S_LG_POOL, INF
                             else:
-                                pend[w] = 2
+                                pw = 2
                                 n_pend += 1
                         elif c == C_FIXED:
                             u = rows[r, R_UNIT]
@@ -558,7 +562,8 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                     # once this SMSP's pick is known, below
                     switch_k[n_switch] = k
                     n_switch += 1
-                elif pend[w] > 0:
+                elif pw > 0:
+                    pend[w] = pw
                     # eligible pending the pool: its state (not_selected, or the pool's when the arbiter
                     # refuses it) is set after the arbiter, at the issue below (a warp the pool refuses
                     # cycle after cycle keeps its state instead of leaving and re-entering it each cycle)
@@ -566,33 +571,36 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                 elif st != state[w]:
                     # (this bookkeeping is written out at each of its five places: as a helper function,
                     # even numba-inlined, it made the whole loop 2.2x slower in in-process A/B)
-                    if state[w] >= 0:       # leaving a state: its cycles, by warp and by opcode waited at
+                    sw = state[w]
+                    if sw >= 0:       # leaving a state: its cycles, by warp and by opcode waited at
                         n0 = t - since[w]
-                        counts[w, state[w]] += n0
-                        op_counts[rows[_waited_at(pc[w], state[w], warp_start[w + 1]), R_OP], state[w]] += n0
+                        counts[w, sw] += n0
+                        op_counts[rows[_waited_at(pc[w], sw, warp_start[w + 1]), R_OP], sw] += n0
                     state[w] = st
                     since[w] = t
                 if st != S_NOT_SELECTED and fixed:
                     recheck[w] = wk
-                if (st == S_MIO_THROTTLE or st == S_LG_THROTTLE or st >= S_MIO_POOL) and thr_since[w] < 0:
+                ts = thr_since[w]
+                if (st == S_MIO_THROTTLE or st == S_LG_THROTTLE or st >= S_MIO_POOL) and ts < 0:
                     thr_since[w] = t
                 if wk < wake:
                     wake = wk
                 if st == S_NOT_SELECTED:
                     if first_el == -1:
                         first_el = k
-                    if after_el == -1 and k > last_k[s]:
+                    if after_el == -1 and k > lk:
                         after_el = k
-                    if k == last_k[s]:
+                    if k == lk:
                         greedy_el = k
-                    if thr_since[w] >= 0 and (fifo_el == -1 or thr_since[w] < thr_since[smsp_warps[fifo_el]]):
+                    if ts >= 0 and (fifo_el == -1 or ts < fifo_ts):
                         fifo_el = k
-                    if pend[w] == 0:
+                        fifo_ts = ts
+                    if pw == 0:
                         if first0 == -1:
                             first0 = k
-                        if after0 == -1 and k > last_k[s]:
+                        if after0 == -1 and k > lk:
                             after0 = k
-                        if k == last_k[s]:
+                        if k == lk:
                             greedy0 = k
             if n_switch > 0:
                 # FP32 warps held back by the switch bubble: dispatch_stall while the scheduler must
@@ -602,10 +610,11 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                 for j in range(n_switch):
                     w = smsp_warps[switch_k[j]]
                     if state[w] != st:
-                        if state[w] >= 0:
+                        sw = state[w]
+                        if sw >= 0:
                             n0 = t - since[w]
-                            counts[w, state[w]] += n0
-                            op_counts[rows[_waited_at(pc[w], state[w], warp_start[w + 1]), R_OP], state[w]] += n0
+                            counts[w, sw] += n0
+                            op_counts[rows[_waited_at(pc[w], sw, warp_start[w + 1]), R_OP], sw] += n0
                         state[w] = st
                         since[w] = t
             if policy == POLICY_GTO and fifo_el != -1:
@@ -657,10 +666,11 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                     if g == -q or (g != q and (mio_left if q == 1 else lg_left) <= 0):
                         st = S_MIO_POOL if q == 1 else S_LG_POOL
                     if state[w] != st:
-                        if state[w] >= 0:
+                        sw = state[w]
+                        if sw >= 0:
                             n0 = t - since[w]
-                            counts[w, state[w]] += n0
-                            op_counts[rows[_waited_at(pc[w], state[w], warp_start[w + 1]), R_OP], state[w]] += n0
+                            counts[w, sw] += n0
+                            op_counts[rows[_waited_at(pc[w], sw, warp_start[w + 1]), R_OP], sw] += n0
                         state[w] = st
                         since[w] = t
             if kk == -1:
@@ -669,10 +679,11 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
             w = smsp_warps[kk]
             thr_since[w] = -1
             last_k[s] = kk
-            if state[w] >= 0:         # the state it leaves: not_selected, or a pending warp's last one
+            sw = state[w]
+            if sw >= 0:         # the state it leaves: not_selected, or a pending warp's last one
                 n0 = t - since[w]
-                counts[w, state[w]] += n0
-                op_counts[rows[_waited_at(pc[w], state[w], warp_start[w + 1]), R_OP], state[w]] += n0
+                counts[w, sw] += n0
+                op_counts[rows[_waited_at(pc[w], sw, warp_start[w + 1]), R_OP], sw] += n0
             state[w] = S_SELECTED
             since[w] = t
             issued = True
