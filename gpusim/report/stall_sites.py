@@ -76,3 +76,22 @@ def site_rows(sim: dict, hw: dict, top: int = 12) -> list:
     a, b = shares(sim), shares(hw)
     keys = sorted(set(a) | set(b), key=lambda k: (-max(a.get(k, 0.0), b.get(k, 0.0)), k))
     return [(g, s, a.get((g, s), 0.0), b.get((g, s), 0.0)) for g, s in keys[:top]]
+
+
+def not_issued_split(kernel: str, size: int, device: str = "h200") -> dict | None:
+    """{state: (share of all samples %, share of the state's samples taken in a cycle where the warp's
+    scheduler issued nothing %)} from the record's totals (CUPTI: such "latency samples" are taken when
+    no instruction was issued from the sampled warp's scheduler), None when there is no record."""
+    p = pcsamp_path(kernel, size, device)
+    if not p.exists():
+        return None
+    tot = json.loads(p.read_text())["totals"]
+    allv = tot["smsp__pcsamp_sample_count"]
+    out = {}
+    for metric, v in tot.items():
+        if not metric.startswith(PREFIX) or metric.endswith("_not_issued") or v <= 0:
+            continue
+        state = metric[len(PREFIX):]
+        ni = tot.get(metric + "_not_issued", 0.0)
+        out["no_instruction" if state == "no_instructions" else state] = (100.0 * v / allv, 100.0 * ni / v)
+    return out

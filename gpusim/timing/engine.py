@@ -116,7 +116,7 @@ U_NONE, U_FMA, U_HEAVY, U_ALU, U_XU = range(5)
  P_L1_LAT, P_L2_LAT, P_DRAM_LAT, P_L1_SECTORS, P_FILL_BYTES, P_SECTOR_BYTES, P_BAR_RELEASE,
  P_POLICY, P_MIO_SM_DEPTH, P_LG_SM_DEPTH, P_L1_LINES, P_BAR_ARRIVE, P_L2_SHARE_FP, P_DRAM_SHARE_FP,
  P_SWITCH_FMA, P_MEM_ISSUE_IV, P_WARP_SHARED_CPW, P_SMSP_L1_CPL, P_QUEUE_AT_RETURN, P_SHARED_WB,
- P_SB_GLOBAL, P_SB_SHARED, P_DATA_PIPE_UNIFIED, P_NO_SKIP, N_PARAMS) = range(31)
+ P_SB_GLOBAL, P_SB_SHARED, P_DATA_PIPE_UNIFIED, P_NO_SKIP, P_NOT_ISSUED, N_PARAMS) = range(32)
 FP = 256              # sub-cycle units of the L2 / DRAM bandwidth servers
 POLICY_GTO, POLICY_LRR, POLICY_GTO_OLDEST = 0, 1, 2
 # counters vector
@@ -301,7 +301,8 @@ def _taken(r, s, t, done, at_return, ready, ret, rn, rows, pending_mem, mem_done
 def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
         rows, line_id, params, rb_wait, provider, n_ops):
     """Simulate; returns (cycles, state_cycles[warp, state], issue_cycle[row], finish[warp], counters,
-    op_state_cycles[opcode id, state]).
+    op_state_cycles[opcode id, state], latency_state_cycles[warp, state]: the state cycles in which the
+    warp's SMSP issued nothing and held no warp at dispatch).
     rows: (n, ROW_STRIDE) int32, the R_* fields of each row (pack_rows). rb_wait: per row, the memory
     row whose pipe-take (register read, ptxas's read barrier) it waits for, -1 none. provider: per L1-hit
     global load, the cache model's miss that brings its line in (lower.fill_providers), -1 none. n_ops: the
@@ -367,6 +368,14 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
     pc = warp_start[:-1].copy()
     counts = np.zeros((n_warps, N_ENGINE_STATES), np.int64)
     op_counts = np.zeros((max(n_ops, 1), N_ENGINE_STATES), np.int64)   # state cycles by the opcode waited at
+    # the same cycles counted only where the warp's SMSP issued nothing and held no warp at dispatch (ncu's
+    # "not issued" PC samples: a dispatch stall counts as a selected warp), from each SMSP's running count
+    # (a diagnosis, P_NOT_ISSUED: its bookkeeping at every state change costs the loop about 5 %)
+    lat_on = params[P_NOT_ISSUED] != 0
+    lat_counts = np.zeros((n_warps, N_ENGINE_STATES), np.int64)
+    lat_cum = np.zeros(n_smsp, np.int64)          # latency cycles of each SMSP before the current cycle
+    lat_since = np.zeros(n_warps, np.int64)       # lat_cum of its SMSP when the warp entered its state
+    smsp_active = np.zeros(n_smsp, np.bool_)      # this cycle: the SMSP issued, or held a warp at dispatch
     state = np.full(n_warps, -1, np.int64)
     since = np.zeros(n_warps, np.int64)           # cycle the warp entered its current state
     recheck = np.zeros(n_warps, np.int64)         # its state cannot change before this cycle
@@ -477,6 +486,8 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                         if sw >= 0:       # leaving a state: its cycles, by warp and by opcode waited at
                             n0 = t - since[w]
                             counts[w, sw] += n0
+                            if lat_on:
+                                lat_counts[w, sw] += lat_cum[s] - lat_since[w]
                             op_counts[rows[_waited_at(pc[w], sw, warp_start[w + 1]), R_OP], sw] += n0
                         state[w] = -1
                         n_left -= 1
@@ -561,6 +572,7 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                     # held back by the switch bubble: its state (dispatch_stall or not_selected) is set
                     # once this SMSP's pick is known, below
                     switch_k[n_switch] = k
+                    smsp_active[s] = True
                     n_switch += 1
                 elif pw > 0:
                     pend[w] = pw
@@ -575,9 +587,13 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                     if sw >= 0:       # leaving a state: its cycles, by warp and by opcode waited at
                         n0 = t - since[w]
                         counts[w, sw] += n0
+                        if lat_on:
+                            lat_counts[w, sw] += lat_cum[s] - lat_since[w]
                         op_counts[rows[_waited_at(pc[w], sw, warp_start[w + 1]), R_OP], sw] += n0
                     state[w] = st
                     since[w] = t
+                    if lat_on:
+                        lat_since[w] = lat_cum[s]
                 if st != S_NOT_SELECTED and fixed:
                     recheck[w] = wk
                 ts = thr_since[w]
@@ -614,9 +630,13 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                         if sw >= 0:
                             n0 = t - since[w]
                             counts[w, sw] += n0
+                            if lat_on:
+                                lat_counts[w, sw] += lat_cum[s] - lat_since[w]
                             op_counts[rows[_waited_at(pc[w], sw, warp_start[w + 1]), R_OP], sw] += n0
                         state[w] = st
                         since[w] = t
+                        if lat_on:
+                            lat_since[w] = lat_cum[s]
             if policy == POLICY_GTO and fifo_el != -1:
                 sel1[s] = fifo_el
                 sel0[s] = greedy0 if greedy0 != -1 else first0
@@ -670,35 +690,47 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                         if sw >= 0:
                             n0 = t - since[w]
                             counts[w, sw] += n0
+                            if lat_on:
+                                lat_counts[w, sw] += lat_cum[s] - lat_since[w]
                             op_counts[rows[_waited_at(pc[w], sw, warp_start[w + 1]), R_OP], sw] += n0
                         state[w] = st
                         since[w] = t
+                        if lat_on:
+                            lat_since[w] = lat_cum[s]
             if kk == -1:
                 continue
-            # ---- issue
+            # ---- issue (the row's fields read once, before the stores below)
             w = smsp_warps[kk]
+            r = pc[w]
+            c = rows[r, R_CLS]
+            gap = rows[r, R_GAP]
+            lat = rows[r, R_LAT]
+            unit = rows[r, R_UNIT]
             thr_since[w] = -1
             last_k[s] = kk
             sw = state[w]
             if sw >= 0:         # the state it leaves: not_selected, or a pending warp's last one
                 n0 = t - since[w]
                 counts[w, sw] += n0
-                op_counts[rows[_waited_at(pc[w], sw, warp_start[w + 1]), R_OP], sw] += n0
+                if lat_on:
+                    lat_counts[w, sw] += lat_cum[s] - lat_since[w]
+                op_counts[rows[_waited_at(r, sw, warp_start[w + 1]), R_OP], sw] += n0
             state[w] = S_SELECTED
             since[w] = t
+            if lat_on:
+                lat_since[w] = lat_cum[s]
             issued = True
-            r = pc[w]
+            smsp_active[s] = True
             issue_cycle[r] = t
             last_issue[w] = t
-            next_ok[w] = t + rows[r, R_GAP]
+            next_ok[w] = t + gap
             smsp_last_t[s] = t
             smsp_last_w[s] = w
-            c = rows[r, R_CLS]
             if sb_on:
                 _sb_issue(r, w, c, rows, sb_k, sb_claim, sb_untaken, sb_ready, sb_gen, sb_last, row_sb, row_gen)
             if c == C_FIXED:
-                ready[r] = t + rows[r, R_LAT]
-                u = rows[r, R_UNIT]
+                ready[r] = t + lat
+                u = unit
                 if u == U_FMA:
                     if lite_free[s] <= t:
                         lite_free[s] = t + fma_iv
@@ -886,10 +918,15 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
         if nxt >= INF:
             counters[K_DEADLOCK] = 1
             break
-        t = t + 1 if no_skip else nxt
+        t_next = t + 1 if no_skip else nxt
+        if lat_on:
+            for s in range(n_smsp):     # this cycle and the skipped ones (nothing issues in them): latency cycles
+                lat_cum[s] += (0 if smsp_active[s] else 1) + (t_next - t - 1)
+                smsp_active[s] = False
+        t = t_next
 
     cycles = np.int64(0)
     for w in range(n_warps):
         if finish[w] > cycles:
             cycles = finish[w]
-    return cycles, counts, issue_cycle, finish, counters, op_counts
+    return cycles, counts, issue_cycle, finish, counters, op_counts, lat_counts

@@ -46,7 +46,7 @@ from gpusim.errors import GpusimError
 from gpusim.estimate.simulate import allocate, run_cta
 from gpusim.kernel.context import Sampler
 from gpusim.kernel.spec import get_kernel
-from gpusim.timing import simulate_sm, TimingResult
+from gpusim.timing import simulate_sm, TimingResult, not_issued_metrics
 from gpusim.timing.control_codes import global_scoreboards, read_barrier_table, scoreboard_table, stall_table
 from gpusim.timing.states import STATES, stall_metric
 from gpusim.trace.trace import Trace
@@ -174,12 +174,12 @@ def build_window(result, block_idx: list, window: int | None, seed: int = 0):
     return Trace.concat(traces), trips
 
 
-def _time(trace: Trace, gpu: GPU, levels: _Levels, active_sms: int, ptxas=None):
+def _time(trace: Trace, gpu: GPU, levels: _Levels, active_sms: int, ptxas=None, not_issued: bool = False):
     """ptxas: (stall counts, scoreboards, read barriers) of the kernel's SASS (control_codes), None for
     none."""
     counts, boards, reads = ptxas if ptxas else (None, None, None)
     return simulate_sm(trace, gpu, global_level=levels(trace, gpu), active_sms=active_sms,
-                       stall_counts=counts, scoreboards=boards, read_barriers=reads)
+                       stall_counts=counts, scoreboards=boards, read_barriers=reads, not_issued=not_issued)
 
 
 def _resident(result, gpu: GPU, r: int) -> list:
@@ -201,7 +201,8 @@ def _state_vec(t: TimingResult) -> np.ndarray:
     busy = [m[k] for k in _BUSY[:4]] + [
         m["l1tex__data_pipe_lsu_wavefronts_mem_shared.avg.pct_of_peak_sustained_elapsed"] * t.cycles / 100.0,
         m["gpusim__l1tex_tag_busy.pct"] * t.cycles / 100.0] + [m[k] for k in _BUSY[6:]]
-    return np.array([t.state_cycles[s] for s in STATES] + busy + [t.inst_issued], np.float64)
+    return np.array([t.state_cycles[s] for s in STATES] + busy + [t.not_issued_cycles.get(s, 0) for s in STATES]
+                    + [t.inst_issued], np.float64)
 
 
 def _extrapolate_ops(a: dict, b: dict, f: float) -> dict:
@@ -217,7 +218,7 @@ def _extrapolate_ops(a: dict, b: dict, f: float) -> dict:
 
 
 def time_round(result, gpu: GPU, r: int, levels: _Levels, windows=(W1, W2), full: bool = False,
-               ptxas=None):
+               ptxas=None, not_issued: bool = False):
     """(cycles, state-cycles+issued vector, trips, per_trip, timing, block_idx, op_states) of one
     round of r resident CTAs; full=True times every trip (the reference for the sampling test).
     ptxas: the SASS's stall counts and scoreboards (control_codes), None for none. op_states: the
@@ -228,17 +229,17 @@ def time_round(result, gpu: GPU, r: int, levels: _Levels, windows=(W1, W2), full
     n_sm = min(gx * gy * gz, gpu.sm_count)       # SMs sharing the L2 and DRAM bandwidth
     if full:
         tr, trips = build_window(result, bidx, None)
-        t = _time(tr, gpu, levels, n_sm, ptxas)
+        t = _time(tr, gpu, levels, n_sm, ptxas, not_issued)
         return float(t.cycles), _state_vec(t), trips, None, t, bidx, t.op_state_cycles
     tr1, trips = build_window(result, bidx, w1)
-    t1 = _time(tr1, gpu, levels, n_sm, ptxas)
+    t1 = _time(tr1, gpu, levels, n_sm, ptxas, not_issued)
     if trips <= w2:
         if trips > w1:
             tr, _ = build_window(result, bidx, None)
-            t1 = _time(tr, gpu, levels, n_sm, ptxas)
+            t1 = _time(tr, gpu, levels, n_sm, ptxas, not_issued)
         return float(t1.cycles), _state_vec(t1), trips, None, t1, bidx, t1.op_state_cycles
     tr2, _ = build_window(result, bidx, w2)
-    t2 = _time(tr2, gpu, levels, n_sm, ptxas)
+    t2 = _time(tr2, gpu, levels, n_sm, ptxas, not_issued)
     per_trip = (t2.cycles - t1.cycles) / (w2 - w1)
     v1, v2 = _state_vec(t1), _state_vec(t2)
     # a state that shrinks between the two windows (a start-up transient, e.g. drain) is
@@ -300,7 +301,8 @@ def ptxas_facts(result, scoreboards: str = "all", read_barriers: bool = True):
 
 def predict(result, arch: str | GPU | None = None, *, levels: bool = True, windows=(W1, W2),
             full: bool = False, control_codes: bool = True, schedule: str = "phased",
-            scoreboards: str = "all", read_barriers: bool = True, l2_pending: bool = False) -> Prediction:
+            scoreboards: str = "all", read_barriers: bool = True, l2_pending: bool = False,
+            not_issued: bool = False) -> Prediction:
     """Predicted whole-kernel time and warp-state ratios of a simulated launch (see module doc).
     schedule: the L2 model's CTA schedule (gpusim.memory.cache): "phased" (default: slots staggered
     as the engine's first round finishes, slot_finish), "fluid", "waves", or "measured" to replay
@@ -311,7 +313,9 @@ def predict(result, arch: str | GPU | None = None, *, levels: bool = True, windo
     instructions hold ptxas's read barriers until their pipe takes them (control_codes.
     read_barrier_table); False to leave them out (a diagnosis). l2_pending (with schedule="measured", a
     diagnosis): an L2 hit on a line another CTA's miss began fetching less than the DRAM latency before
-    is timed at that miss's level (it gets its data with the fill), gpusim.memory.cache.l2_simulate."""
+    is timed at that miss's level (it gets its data with the fill), gpusim.memory.cache.l2_simulate.
+    not_issued (a diagnosis): also the share of each state's cycles in which the warp's SMSP issued
+    nothing (gpusim__<state>_not_issued.pct), what ncu's PC sampling counts as not-issued samples."""
     if scoreboards not in ("all", "global", "none"):
         raise GpusimError(f"scoreboards must be 'all', 'global' or 'none', got {scoreboards!r}")
     if l2_pending and schedule != "measured":
@@ -331,7 +335,8 @@ def predict(result, arch: str | GPU | None = None, *, levels: bool = True, windo
     levels_fn = _Levels(result, gpu, levels, schedule=schedule, slot_finish=finish,
                         pending_ns=gpu.dram_latency_ns if l2_pending else 0.0)
     for r, count in plan:
-        cyc, v, trips, per_trip, t, bidx, ops = time_round(result, gpu, r, levels_fn, windows, full, ptxas)
+        cyc, v, trips, per_trip, t, bidx, ops = time_round(result, gpu, r, levels_fn, windows, full, ptxas,
+                                                         not_issued)
         rounds.append(Round(r, count, trips, cyc, per_trip, t, bidx, ops))
         for op, st in ops.items():
             acc = op_states.setdefault(op, {})
@@ -356,6 +361,9 @@ def predict(result, arch: str | GPU | None = None, *, levels: bool = True, windo
     }
     m.update(stalls)
     busy = dict(zip(_BUSY, vec[len(STATES):len(STATES) + len(_BUSY)]))
+    if not_issued:
+        lat0 = len(STATES) + len(_BUSY)
+        m.update(not_issued_metrics({s: float(vec[lat0 + i]) for i, s in enumerate(STATES)}, states))
     cyc = max(total_cycles, 1.0)
     m.update({
         "gpusim__pipe_fma_issue.pct": 100.0 * (busy[_BUSY[0]] + busy[_BUSY[1]]) / (smsp * cyc),

@@ -3,7 +3,8 @@ import json
 
 import pytest
 
-from gpusim.report.stall_sites import group, load_pcsamp, pcsamp_path, regroup, shares, site_rows, PREFIX
+from gpusim.report.stall_sites import (group, load_pcsamp, not_issued_split, pcsamp_path, regroup, shares, site_rows,
+                                      PREFIX)
 
 KERNELS = ["regtile2d", "vectorized", "regblock", "coalesced", "regtile1d", "smemtile", "tiled32", "naive"]
 
@@ -34,6 +35,19 @@ def test_record_samples_add_up(kernel):
 
 def test_missing_record_is_none():
     assert load_pcsamp("naive", 123) is None
+    assert not_issued_split("naive", 123) is None
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_not_issued_split(kernel):
+    """The reasons' shares of all samples add up to 100 %; selected and not_selected are never taken in a
+    cycle the scheduler issued nothing; naive (one issue in 30 cycles) is almost all not-issued samples."""
+    split = not_issued_split(kernel, 4096)
+    assert sum(share for share, _ in split.values()) == pytest.approx(100.0, abs=0.01)
+    assert split["selected"][1] == 0 and split["not_selected"][1] == 0
+    assert all(0 <= ni <= 100 for _, ni in split.values())
+    if kernel == "naive":
+        assert split["lg_throttle"][1] > 90
 
 
 def test_shares_and_rows():

@@ -485,9 +485,31 @@ def test_skipping_idle_cycles_changes_nothing(kernel):
     counts, boards, reads = KT.ptxas_facts(res)
     lw = lower(tr, gpu, global_level=KT._Levels(res, gpu, True)(tr, gpu), stall_counts=counts, scoreboards=boards,
                read_barriers=reads)
+    lw.params[E.P_NOT_ISSUED] = 1         # the not-issued count adds the skipped cycles itself
     skip = run_lowered(lw, gpu)
     lw.params[E.P_NO_SKIP] = 1
     every = run_lowered(lw, gpu)
     assert every.cycles == skip.cycles
     assert every.state_cycles == skip.state_cycles
+    assert every.not_issued_cycles == skip.not_issued_cycles
     assert (every.issue_cycle == skip.issue_cycle).all()
+
+
+def test_not_issued_cycles_are_those_in_which_the_warps_smsp_issued_nothing():
+    """ncu's "not issued" PC samples, per state: warp 0 (SMSP 0) runs a chain of 8 dependent FFMAs, whose
+    21 wait cycles are all cycles in which SMSP 0 issues nothing, although warp 1 (SMSP 1) issues 16
+    independent FFMAs meanwhile; warp 1 never waits. With the switch bubble on SMSP 0 (warps 0 and 4,
+    test_fp32_switch_bubble_states) warp 4's 8 not_selected cycles are warp 0's issues and its
+    dispatch_stall cycle holds a warp at dispatch (ncu counts the scheduler as having selected one):
+    none is a not-issued cycle. Off unless asked for."""
+    chain = [row(0, "FFMA", i, (i - 1,) if i else ()) for i in range(8)]
+    res = simulate_sm(make_trace(chain + [row(1, "FFMA", i) for i in range(16)]), ARCH, not_issued=True)
+    assert res.not_issued_cycles == {**{s: 0 for s in STATES}, "wait": 21}
+    assert res.metrics["gpusim__wait_not_issued.pct"] == 100.0
+    assert res.metrics["gpusim__selected_not_issued.pct"] == 0.0
+    check_invariants(res)
+    arch = replace(ARCH, fma_warp_switch_bubble=True)
+    res = simulate_sm(make_trace([row(w, "FFMA", i) for w in (0, 4) for i in range(8)]), arch, not_issued=True)
+    assert states(res, 1) == {"selected": 8, "not_selected": 8, "dispatch_stall": 1}
+    assert not any(res.not_issued_cycles.values())
+    assert simulate_sm(make_trace(chain), ARCH).not_issued_cycles == {}
