@@ -342,7 +342,7 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
     lg_nr_s = np.full(n_smsp, INF, np.int64)
     smsp_last_t = np.full(n_smsp, -2, np.int64)   # cycle and warp of each SMSP's last issue
     smsp_last_w = np.full(n_smsp, -1, np.int64)
-    pend = np.zeros(n_warps, np.int64)            # 1 / 2: eligible pending an SM-wide MIO / LG entry
+    pend = np.zeros(n_warps, np.int64)            # 1 / 2: eligible pending an SM-wide MIO / LG entry (this cycle)
     thr_since = np.full(n_warps, -1, np.int64)    # first cycle the warp's instruction met a full queue
     sel0 = np.full(n_smsp, -1, np.int64)          # each SMSP's pick without / with pending warps
     sel1 = np.full(n_smsp, -1, np.int64)
@@ -458,7 +458,6 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
             fifo_ts = INF
             for k in range(smsp_start[s], smsp_start[s + 1]):
                 w = smsp_warps[k]
-                pend[w] = 0
                 if finished[w]:
                     continue
                 if recheck[w] > t:
@@ -680,6 +679,7 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                 for k in range(smsp_start[s], smsp_start[s + 1]):
                     w = smsp_warps[k]
                     q = pend[w]
+                    pend[w] = 0         # (pend is set this cycle only: all zero again for the next)
                     if q == 0 or k == kk:
                         continue
                     st = S_NOT_SELECTED
