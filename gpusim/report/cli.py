@@ -40,7 +40,7 @@ def cmd_run(a):
     pred = None
     if not a.no_time:
         from gpusim.timing.kernel_time import predict
-        pred = predict(r)
+        pred = predict(r, not_issued=True)
     if a.json:
         out = r.to_json()
         if pred is not None:

@@ -117,6 +117,8 @@ def _metric_table(title, rows):
 def print_prediction(p):
     """The whole-kernel prediction in Nsight Compute's sections: GPU Speed Of Light, Occupancy,
     Memory Workload Analysis (cache model), Warp State Statistics."""
+    from gpusim.report.stall_sites import not_issued_split
+    from gpusim.timing import not_issued_metric
     from gpusim.timing.states import STATES, stall_metric
     m = p.metrics
     console.print(f"[bold]predicted time {p.time_ms:.4f} ms[/bold]  ({p.cycles:,.0f} cycles = sm__cycles_elapsed.avg, "
@@ -156,10 +158,20 @@ def print_prediction(p):
     st.add_column("stall reason (ncu)")
     st.add_column("cycles / issued inst", justify="right")
     st.add_column("share", justify="right")
+    # how much of each reason's cycles fell while the warp's SMSP issued nothing (ncu: not-issued PC
+    # samples), beside the H200's when its PC-sampling record of this launch exists
+    idle = any(not_issued_metric(s) in m for s in STATES)
+    hw = not_issued_split(p.kernel, p.M) if idle and p.M == p.N == p.K else None
+    if idle:
+        st.add_column("of it, SMSP issued nothing", justify="right")
+    if hw:
+        st.add_column("H200 (PC samples)", justify="right")
     for name in sorted(STATES, key=lambda s: -p.stalls.get(stall_metric(s), 0)):
         v = p.stalls.get(stall_metric(name), 0.0)
         if v:
-            st.add_row(name, f"{v:.3f}", f"{100 * v / total:.1f} %")
+            extra = [f"{m.get(not_issued_metric(name), 0.0):.0f} %"] if idle else []
+            extra += [f"{hw[name][1]:.0f} %" if name in hw else "-"] if hw else []
+            st.add_row(name, f"{v:.3f}", f"{100 * v / total:.1f} %", *extra)
     console.print(st)
     for q in ("mio", "lg"):
         v, pool = p.stalls.get(stall_metric(f"{q}_throttle"), 0.0), m.get(f"gpusim__{q}_throttle_sm_pool.ratio", 0.0)

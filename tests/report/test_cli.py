@@ -18,6 +18,8 @@ def test_run_json(capsys):
     assert sum(s.get("selected", 0) for s in out["stall_sites"].values()) == pytest.approx(
         out["timing_metrics"]["gpusim__inst_issued_per_sm"])
     assert sum(out["inst_executed_per_opcode"].values()) == out["metrics"]["smsp__inst_executed.sum"]
+    # each reason's share of its cycles in which the warp's SMSP issued nothing (selected: never)
+    assert out["timing_metrics"]["gpusim__selected_not_issued.pct"] == 0.0
 
 
 def test_run_summary(capsys):
@@ -25,6 +27,7 @@ def test_run_summary(capsys):
     out = capsys.readouterr().out
     assert "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum" in out
     assert "Source Counters by opcode" in out
+    assert "SMSP issued nothing" in out
 
 
 def test_list(capsys):
