@@ -18,7 +18,10 @@ kernels' SASS as the tests do (tests/timing/test_shared_return.py, test_l2_path.
   for the SM-wide pool. The lds_bursts_order and mio_capacity traces carry the
   lds_bursts kernels' SASS barriers for their shared loads (test_shared_return.SASS_BARRIERS; the
   cap<> kernels' own SASS was not kept).
-Usage: python bench/bench_micro.py [--only lds|l2|tile|wide|mio]
+smsp_phase.json: whether the warps of one SMSP run regtile2d's dotIdx trips together (phases of one
+  warp's trip starts within another's, and for two warps of one CTA the cycles between their starts of
+  the same trip), the H200's beside the engine's regtile2d window at 4096.
+Usage: python bench/bench_micro.py [--only lds|l2|tile|wide|mio|phase]
 """
 import argparse
 import json
@@ -166,9 +169,47 @@ def mio():
               f"{hw / 1e3:26.1f} {thr / 1e3:6.1f} {ratio} ({share})", flush=True)
 
 
+def regtile2d_trip_starts(policy: str = "gto", arch=None):
+    """The engine's regtile2d at 4096, its first round (2 CTAs) over a 16-slab window as predict() times
+    it: per warp the issue cycles of the first shared load of each dotIdx trip (every 10th LDS: 8 LDS and
+    2 LDS.128 a trip), with each warp's SMSP and CTA."""
+    import gpusim
+    from gpusim.timing import kernel_time as KT, lower, run_lowered
+    res = gpusim.simulate("regtile2d", 4096)
+    gpu = arch or gpusim.get_arch("h200")
+    tr, _ = KT.build_window(res, KT._resident(res, gpu, 2), 16)
+    counts, boards, reads = KT.ptxas_facts(res)
+    lw = lower(tr, gpu, global_level=KT._Levels(res, gpu, True)(tr, gpu), stall_counts=counts, scoreboards=boards,
+               read_barriers=reads, policy=policy)
+    t = run_lowered(lw, gpu)
+    ops = np.array(tr.opcodes)[tr.rows["op"][t.trace_row]].astype(str)
+    lds_rows = np.char.startswith(ops, "LDS")
+    series = {w: np.sort(t.issue_cycle[np.flatnonzero(lds_rows & (t.row_warp == w))[::10]].astype(np.float64))
+              for w in range(len(t.warps))}
+    return series, {w: int(lw.warp_smsp[w]) for w in series}, {w: int(lw.warp_cta[w]) for w in series}
+
+
+def phase():
+    """smsp_phase.json: do the warps of one SMSP run regtile2d's dotIdx trips together? The H200's
+    figures beside the engine's on its own regtile2d window."""
+    sys.path.insert(0, str(ROOT / "kernels_cuda" / "micro"))
+    from smsp_phase import pair_phases, same_trip_offsets, summarize, summarize_offsets
+    rec = json.loads((MICRO / "smsp_phase.json").read_text())["details"]
+    series, smsp, cta = regtile2d_trip_starts()
+    sim_ph, sim_off = summarize(pair_phases(series, smsp, cta)), summarize_offsets(same_trip_offsets(series, smsp, cta))
+    print(f"\nsmsp_phase: regtile2d 4096, start of each dotIdx trip; H200 trip {rec['trip_cycles_median']:.0f} cycles, "
+          f"engine {np.median([np.median(np.diff(v)) for v in series.values()]):.0f}")
+    print(f"{'pairs of warps':30s} {'median phase H200':>18s} {'sim':>6s}   (0 together, 0.5 half a trip apart)")
+    for g, h in rec["phases"].items():
+        print(f"{g:30s} {h['median']:18.3f} {sim_ph.get(g, {}).get('median', float('nan')):6.3f}")
+    print(f"{'one CTA, same trip':30s} {'median |offset| H200':>20s} {'sim':>6s}   cycles")
+    for g, h in rec["same_trip_offsets_same_cta"].items():
+        print(f"{g:30s} {h['median']:20.0f} {sim_off.get(g, {}).get('median', float('nan')):6.0f}")
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--only", choices=("lds", "l2", "tile", "wide", "mio"))
+    ap.add_argument("--only", choices=("lds", "l2", "tile", "wide", "mio", "phase"))
     a = ap.parse_args()
     if a.only in (None, "lds"):
         lds()
@@ -180,6 +221,8 @@ def main():
         wide()
     if a.only in (None, "mio"):
         mio()
+    if a.only in (None, "phase"):
+        phase()
 
 
 if __name__ == "__main__":
