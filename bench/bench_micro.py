@@ -21,7 +21,8 @@ kernels' SASS as the tests do (tests/timing/test_shared_return.py, test_l2_path.
 smsp_phase.json: whether the warps of one SMSP run regtile2d's dotIdx trips together (phases of one
   warp's trip starts within another's, and for two warps of one CTA the cycles between their starts of
   the same trip), the H200's beside the engine's regtile2d window at 4096.
-Usage: python bench/bench_micro.py [--only lds|l2|tile|wide|mio|phase]
+dot_pair.json: regtile2d's dotIdx trip by one or two warps of an SMSP (tests/timing/test_dot_pair.py).
+Usage: python bench/bench_micro.py [--only lds|l2|tile|wide|mio|phase|dot]
 """
 import argparse
 import json
@@ -207,9 +208,23 @@ def phase():
         print(f"{g:30s} {h['median']:20.0f} {sim_off.get(g, {}).get('median', float('nan')):6.0f}")
 
 
+def dot():
+    """dot_pair.json: regtile2d's dotIdx trip by one warp, two on one SMSP, two on two SMSPs, two on each
+    SMSP: trip time and the cycles between same-SMSP warps' starts of the same trip, H200 beside engine."""
+    from tests.timing.test_dot_pair import REC, dot_pair_run, trip_and_offset, STEADY
+    print(f"\n{'dot_pair (regtile2d dotIdx trip)':34s} {'trip H200':>9s} {'sim':>6s}   {'same-SMSP offset H200':>21s} {'sim':>6s}")
+    for r in REC["details"]["rows"]:
+        warps = sorted(int(w) for w in r["warp_slots"])
+        hw_st = {int(w): np.array(t) for w, t in REC["details"]["stamps"][r["mask"]].items()}
+        hw_trip, hw_off = trip_and_offset(hw_st)
+        sim_trip, sim_off = trip_and_offset(dot_pair_run(warps)[0])
+        fmt = lambda v: "/".join(f"{x:.0f}" for x in v) if v else "-"      # noqa: E731
+        print(f"{r['layout']:34s} {hw_trip:9.0f} {sim_trip:6.0f}   {fmt(hw_off):>21s} {fmt(sim_off):>6s}")
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--only", choices=("lds", "l2", "tile", "wide", "mio", "phase"))
+    ap.add_argument("--only", choices=("lds", "l2", "tile", "wide", "mio", "phase", "dot"))
     a = ap.parse_args()
     if a.only in (None, "lds"):
         lds()
@@ -223,6 +238,8 @@ def main():
         mio()
     if a.only in (None, "phase"):
         phase()
+    if a.only in (None, "dot"):
+        dot()
 
 
 if __name__ == "__main__":

@@ -1,0 +1,96 @@
+"""traces/hw/h200/micro/dot_pair.json (a mechanism probe, not the ladder): regtile2d's dotIdx trip (9
+integer ops, 8 LDS of 2 wavefronts and 2 LDS.128 of 8 in the SASS's order, 64 FFMAs one Bs vector at a
+time) run by one warp alone, two warps of one SMSP, two of two SMSPs, and two on each SMSP, with the
+loop's ptxas stall counts from its SASS. dot_pair_run() builds the engine's trace of it;
+bench/bench_micro.py --only dot prints both sides. On the H200 a warp alone takes 187 cycles a trip;
+two on one SMSP take 269 and 309 in turn (289 a trip each) and start each trip 20 cycles apart, the
+lead changing every trip; warps on different SMSPs do not slow each other (188). The engine: 161
+alone, 221 for two on one SMSP, 60 cycles apart (one warp runs its FFMAs while the other's wait:
+gpusim/timing/README.md, when the warps wait)."""
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from gpusim.arch.presets import H200
+from gpusim.timing import simulate_sm, LEVEL_L1
+from tests.timing.hand_trace import HandTrace
+from tests.timing.test_shared_return import SASS_BARRIERS
+
+REC = json.loads((Path(__file__).resolve().parents[2] / "traces/hw/h200/micro/dot_pair.json").read_text())
+ROWS = {r["mask"]: r for r in REC["details"]["rows"]}
+HEAD = ("SHF.L.U32", "LOP3.LUT", "SHF.L.U32", "LOP3.LUT", "LOP3.LUT", "LOP3.LUT", "LEA", "LEA", "IADD3")
+STEADY = 8
+
+
+def dot_pair_run(warps: list, trips: int = 64, policy: str = "gto"):
+    """Per warp (SMSP w % 4) the engine's start cycle of each trip (its clock read), and the TimingResult."""
+    ht = HandTrace()
+    for w in range(max(warps) + 1):
+        add = ht.warp(w)
+        if w in warps:
+            acc = [add("CS2R") for _ in range(64)]
+            for _ in range(trips):
+                add("CS2R")
+                for op in HEAD:
+                    add(op)
+                a = [add("LDS", wf=2)]
+                add("ISETP.NE.AND")
+                b = [add("LDS.128", wf=8)]
+                a += [add("LDS", wf=2) for _ in range(7)]
+                b.append(add("LDS.128", wf=8))
+                add("MOV")
+                add("IADD3")
+                for j in range(2):
+                    for i in range(8):
+                        for n in range(4):
+                            k = i * 8 + j * 4 + n
+                            acc[k] = add("FFMA", (a[i], b[j], acc[k]))
+                            if j == i == n == 0:
+                                add("STG.E.64", sec=1, lines=1)       # lane 0's stamp
+                add("IADD3.X")
+                add("BRA")
+        add("EXIT")
+    t = ht.trace()
+    res = simulate_sm(t, H200, global_level=np.full(len(t), LEVEL_L1, np.int8), policy=policy,
+                      stall_counts=REC["details"]["loop_stall_counts"], scoreboards=SASS_BARRIERS)
+    ops = np.array(t.opcodes)[t.rows["op"][res.trace_row]]
+    wp = t.rows["warp"][res.trace_row]
+    starts = {w: np.sort(res.issue_cycle[np.flatnonzero((ops == "CS2R") & (wp == w))])[64:] for w in warps}
+    return starts, res
+
+
+def trip_and_offset(starts: dict) -> tuple[float, list]:
+    """Mean trip time over trips STEADY.. (the H200's pair alternates 269 / 309) and, per pair of warps on
+    one SMSP, the median cycles between their starts of the same trip."""
+    trip = float(np.mean([np.mean(np.diff(s[STEADY:])) for s in starts.values()]))
+    ws = sorted(starts)
+    off = [float(np.median(np.abs(starts[a][STEADY:] - starts[b][STEADY:])))
+           for i, a in enumerate(ws) for b in ws[i + 1:] if a % 4 == b % 4]
+    return trip, off
+
+
+def test_record_pairs_share_an_smsp_as_the_engine_places_them():
+    """The H200 put warps 0 and 4 on one SMSP (%warpid % 4), as the engine does (w % 4)."""
+    for mask in ("0x11", "0xff"):
+        slots = ROWS[mask]["warp_slots"]
+        assert {int(w): s % 4 for w, s in slots.items()}[0] == {int(w): s % 4 for w, s in slots.items()}[4]
+
+
+def test_warps_on_different_smsps_do_not_slow_each_other():
+    """H200: 187 alone, 188 with warp 1 on another SMSP; the engine's the same alone and paired."""
+    assert ROWS["0x3"]["trip_cycles_median"]["0"] == pytest.approx(ROWS["0x1"]["trip_cycles_median"]["0"], abs=2)
+    alone, _ = trip_and_offset(dot_pair_run([0])[0])
+    two, _ = trip_and_offset(dot_pair_run([0, 1])[0])
+    assert two == pytest.approx(alone, abs=1)
+
+
+def test_two_warps_of_one_smsp_each_take_longer_than_one_alone():
+    """Both sides: sharing an SMSP costs each warp time (H200 289 against 187 a trip, the engine 221 against
+    161); where the two warps' trips start relative to each other is where they differ (module doc)."""
+    hw_pair = np.mean(list(ROWS["0x11"]["trip_cycles_median"].values()))
+    assert hw_pair > 1.3 * ROWS["0x1"]["trip_cycles_median"]["0"]
+    alone, _ = trip_and_offset(dot_pair_run([0])[0])
+    pair, off = trip_and_offset(dot_pair_run([0, 4])[0])
+    assert pair > 1.3 * alone and len(off) == 1
