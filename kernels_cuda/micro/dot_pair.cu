@@ -4,7 +4,8 @@
 // over a static shared tile (As, Bs as regtile2d's), lane 0 stamping clock64 at the top of each trip;
 // the other warps exit. Masks: 0x1 warp 0 alone; 0x11 warps 0 and 4 (one SMSP); 0x3 warps 0 and 1
 // (two SMSPs); 0xff all eight (two per SMSP).
-// Usage: dot_pair MASK   (prints "mask M warp W smsp S t0 t1 ..." per warp)
+// Usage: dot_pair MASK [CTAS]  (prints "mask M warp W slot S t0 t1 ..." per warp of CTA 0; CTAS > 1 (default
+// 1) launches that many CTAs, one per SM, each doing the same: more warps for ncu's PC sampling to see)
 // Build: nvcc -arch=sm_90 -O3 -o dot_pair kernels_cuda/micro/dot_pair.cu
 #include <cstdio>
 #include <cstdlib>
@@ -26,10 +27,11 @@ __global__ void __launch_bounds__(256) dot_pair(float *out, long long *stamps, i
   __syncthreads();
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   if (!((mask >> warp) & 1u)) return;
+  stamps += blockIdx.x * 8 * TRIPS;
   if (lane == 0) {
     unsigned wid;
     asm volatile("mov.u32 %0, %%warpid;" : "=r"(wid));
-    slot[warp] = wid;
+    slot[blockIdx.x * 8 + warp] = wid;
   }
   const int threadCol = threadIdx.x % (BN / TN);
   const int threadRow = threadIdx.x / (BN / TN);
@@ -46,19 +48,20 @@ __global__ void __launch_bounds__(256) dot_pair(float *out, long long *stamps, i
   }
   float s = 0.0f;
   for (int i = 0; i < TM * TN; i++) s += acc[i];
-  out[threadIdx.x] = s;
+  out[blockIdx.x * blockDim.x + threadIdx.x] = s;
 }
 
 int main(int argc, char **argv) {
   if (argc < 2) { fprintf(stderr, "usage: %s MASK\n", argv[0]); return 2; }
   const unsigned mask = (unsigned)strtoul(argv[1], 0, 0);
+  const int ctas = argc > 2 ? atoi(argv[2]) : 1;
   float *out; long long *stamps; int *slot;
-  cudaMalloc(&out, 256 * 4);
-  cudaMalloc(&stamps, 8 * TRIPS * 8);
-  cudaMalloc(&slot, 8 * 4);
+  cudaMalloc(&out, ctas * 256 * 4);
+  cudaMalloc(&stamps, ctas * 8 * TRIPS * 8);
+  cudaMalloc(&slot, ctas * 8 * 4);
   long long h[8 * TRIPS];
   int hs[8];
-  for (int rep = 0; rep < 2; rep++) dot_pair<<<1, 256>>>(out, stamps, slot, mask);   // the second is kept
+  for (int rep = 0; rep < 2; rep++) dot_pair<<<ctas, 256>>>(out, stamps, slot, mask);   // the second is kept
   cudaError_t err = cudaDeviceSynchronize();
   if (err != cudaSuccess) { fprintf(stderr, "%s\n", cudaGetErrorString(err)); return 1; }
   cudaMemcpy(h, stamps, sizeof h, cudaMemcpyDeviceToHost);

@@ -2,11 +2,11 @@
 integer ops, 8 LDS of 2 wavefronts and 2 LDS.128 of 8 in the SASS's order, 64 FFMAs one Bs vector at a
 time) run by one warp alone, two warps of one SMSP, two of two SMSPs, and two on each SMSP, with the
 loop's ptxas stall counts from its SASS. dot_pair_run() builds the engine's trace of it;
-bench/bench_micro.py --only dot prints both sides. On the H200 a warp alone takes 187 cycles a trip;
-two on one SMSP take 269 and 309 in turn (289 a trip each) and start each trip 20 cycles apart, the
-lead changing every trip; warps on different SMSPs do not slow each other (188). The engine: 161
-alone, 221 for two on one SMSP, 60 cycles apart (one warp runs its FFMAs while the other's wait:
-gpusim/timing/README.md, when the warps wait)."""
+bench/bench_micro.py --only dot prints both sides, with ncu's warp states (dot_pair_ncu.json). On the
+H200 a warp alone takes 187 cycles a trip; two on one SMSP take 283 and 307 in turn (295 a trip each)
+and start each trip 12 cycles apart, the lead changing every trip; warps on different SMSPs do not slow
+each other (188). The engine: 161 alone, 221 for two on one SMSP, 60 cycles apart (one warp runs its
+FFMAs while the other's wait: gpusim/timing/README.md, when the warps wait)."""
 import json
 from pathlib import Path
 
@@ -62,7 +62,7 @@ def dot_pair_run(warps: list, trips: int = 64, policy: str = "gto"):
 
 
 def trip_and_offset(starts: dict) -> tuple[float, list]:
-    """Mean trip time over trips STEADY.. (the H200's pair alternates 269 / 309) and, per pair of warps on
+    """Mean trip time over trips STEADY.. (the H200's pair alternates 283 / 307) and, per pair of warps on
     one SMSP, the median cycles between their starts of the same trip."""
     trip = float(np.mean([np.mean(np.diff(s[STEADY:])) for s in starts.values()]))
     ws = sorted(starts)
@@ -87,7 +87,7 @@ def test_warps_on_different_smsps_do_not_slow_each_other():
 
 
 def test_two_warps_of_one_smsp_each_take_longer_than_one_alone():
-    """Both sides: sharing an SMSP costs each warp time (H200 289 against 187 a trip, the engine 221 against
+    """Both sides: sharing an SMSP costs each warp time (H200 295 against 187 a trip, the engine 221 against
     161); where the two warps' trips start relative to each other is where they differ (module doc)."""
     hw_pair = np.mean(list(ROWS["0x11"]["trip_cycles_median"].values()))
     assert hw_pair > 1.3 * ROWS["0x1"]["trip_cycles_median"]["0"]
