@@ -220,17 +220,19 @@ def dot():
         sim_trip, sim_off = trip_and_offset(dot_pair_run(warps)[0])
         fmt = lambda v: "/".join(f"{x:.0f}" for x in v) if v else "-"      # noqa: E731
         print(f"{r['layout']:34s} {hw_trip:9.0f} {sim_trip:6.0f}   {fmt(hw_off):>21s} {fmt(sim_off):>6s}")
-    # ncu's states for the same trips (dot_pair_ncu.json: 132 CTAs, one per SM), per issued instruction
-    ncu = {r["mask"]: r for r in json.loads((MICRO / "dot_pair_ncu.json").read_text())["details"]["rows"]}
-    keys = ("not_selected", "wait", "short_scoreboard", "dispatch_stall", "no_instruction")
-    print(f"{'dot_pair warp states per issue':34s} " + " ".join(f"{k[:10]:>10s} H200/sim" for k in keys))
+    # ncu's states for the same trips (dot_pair_ncu.json: 132 CTAs, one per SM): PC samples of the trip
+    # loop's instructions per selected sample, the loop's own states per issued instruction
+    sys.path.insert(0, str(ROOT / "kernels_cuda" / "micro"))
+    from dot_pair_ncu import loop_states
+    ncu = json.loads((MICRO / "dot_pair_ncu.json").read_text())
+    keys = ("not_selected", "wait", "short_scoreboard", "dispatch_stall")
+    print(f"{'dot_pair loop states per issue':34s} " + " ".join(f"{k[:10]:>10s} H200/sim" for k in keys))
     for r in REC["details"]["rows"]:
-        if r["mask"] not in ncu:
-            continue
+        hw = loop_states(ncu, r["mask"])
         res = dot_pair_run(sorted(int(w) for w in r["warp_slots"]))[1]
         n = res.inst_issued
-        print(f"{r['layout']:34s} " + " ".join(f"{ncu[r['mask']].get('stall_' + k, 0.0):10.2f} "
-                                             f"{res.state_cycles.get(k, 0) / n:4.2f}    " for k in keys))
+        print(f"{r['layout']:34s} " + " ".join(f"{hw.get(k, 0.0):10.2f} {res.state_cycles.get(k, 0) / n:4.2f}    "
+                                             for k in keys))
 
 
 def main():

@@ -64,18 +64,24 @@ def summarize(runs: dict) -> list:
     return rows
 
 
-def loop_stall_counts(sass: str) -> dict:
-    """{opcode: mean ptxas stall count} over the trip loop of dot_pair's SASS: from the clock read
-    (CS2R SR_CLOCKLO) to the loop's backward branch."""
+def loop_range(sass: str) -> tuple[int, int]:
+    """(first, last) PC offset of the trip loop in dot_pair's SASS: from the clock read (CS2R SR_CLOCKLO)
+    to the loop's backward branch."""
     import re
     from gpusim.timing.control_codes import parse_sass
     text = sass[sass.index("dot_pair"):]
     start = int(re.search(r"/\*([0-9a-f]{4})\*/\s+(?:@!?P\d\s+)?CS2R R\d+, SR_CLOCKLO", text).group(1), 16)
-    body = [(off, op, n) for off, op, n in parse_sass(text) if off >= start]
-    end = next(off for off, op, _ in body if op == "BRA")
+    end = next(off for off, op, _ in parse_sass(text) if off >= start and op == "BRA")
+    return start, end
+
+
+def loop_stall_counts(sass: str) -> dict:
+    """{opcode: mean ptxas stall count} over the trip loop of dot_pair's SASS (loop_range)."""
+    from gpusim.timing.control_codes import parse_sass
+    start, end = loop_range(sass)
     counts: dict = {}
-    for off, op, n in body:
-        if off <= end:
+    for off, op, n in parse_sass(sass[sass.index("dot_pair"):]):
+        if start <= off <= end:
             counts.setdefault(op, []).append(n)
     return {op: sum(v) / len(v) for op, v in counts.items()}
 

@@ -19,7 +19,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1]))
 sys.path.insert(0, str(HERE))
 from micro_cli import provenance, nvcc_build, nvcc_version, out_or_record  # noqa: E402
-from dot_pair import MASKS  # noqa: E402
+from dot_pair import MASKS, loop_range  # noqa: E402
 from gpusim.hw import ncu as ncu_mod  # noqa: E402
 
 CTAS = 132
@@ -96,12 +96,28 @@ def record(dir_: Path, dest: Path):
         "unit": "warps per issued instruction (ncu stall ratios), PC samples; value: dispatch_stall per issue, "
                 "one warp alone",
         "value": alone.get("stall_dispatch_stall"),
-        "details": {"metrics": METRICS, "rows": rows},
+        "details": {"metrics": METRICS,
+                    "loop_pcs": [f"0x{x:04x}" for x in loop_range((dir_ / "dot_ncu.sass").read_text())],
+                    "rows": rows},
     }
     dest.write_text(json.dumps(rec, indent=1))
     print(f"wrote {dest}")
     for r in rows:
-        print(r["mask"], {k: round(v, 2) for k, v in r.items() if k.startswith("stall_") and v})
+        print(r["mask"], {k: round(v, 2) for k, v in loop_states(rec, r["mask"]).items() if v > 0.01})
+
+
+def loop_states(rec: dict, mask: str) -> dict:
+    """{state: PC samples per selected sample} over the trip loop's instructions: the loop's own warp
+    states per issued instruction, without the kernel's fill and start (which the per-issue ratios
+    include)."""
+    lo, hi = (int(x, 16) for x in rec["details"]["loop_pcs"])
+    row = next(r for r in rec["details"]["rows"] if r["mask"] == mask)
+    prefix = "smsp__pcsamp_warps_issue_stalled_"
+    tot = {m[len(prefix):].replace("no_instructions", "no_instruction"): sum(v for pc, v in per.items()
+                                                                           if lo <= int(pc, 16) <= hi)
+           for m, per in row["pcsamp_per_pc"].items() if m.startswith(prefix) and not m.endswith("_not_issued")}
+    sel = tot.get("selected", 0.0)
+    return {k: v / sel for k, v in tot.items()} if sel else {}
 
 
 if __name__ == "__main__":
