@@ -18,7 +18,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1]))
-from micro_cli import provenance, build_and_run, nvcc_version, out_or_record  # noqa: E402  (beside this script)
+from micro_cli import provenance, build_and_run, gpu_provenance, out_or_record  # noqa: E402  (beside this script)
 
 MASKS = {"0x1": "warp 0 alone", "0x11": "warps 0 and 4 (one SMSP)", "0x3": "warps 0 and 1 (two SMSPs)",
          "0xff": "8 warps, 2 per SMSP"}
@@ -26,12 +26,9 @@ STEADY = 8          # trips skipped at the start
 
 
 def run_on_gpu(out: Path):
-    from gpusim.hw.devinfo import smi_query, utc_now
     out.mkdir(parents=True, exist_ok=True)
     exe, text = build_and_run(HERE / "dot_pair.cu", out, "dot", [[m] for m in MASKS])
-    (out / "dot_prov.json").write_text(json.dumps({
-        "date": utc_now(), "smi": smi_query(), "nvcc": nvcc_version(),
-        "command": "python3 kernels_cuda/micro/dot_pair.py --out $OUT"}))
+    (out / "dot_prov.json").write_text(json.dumps(gpu_provenance("dot_pair.py")))
     exe.unlink(missing_ok=True)
     print(json.dumps(summarize(parse(text)), indent=1))
 

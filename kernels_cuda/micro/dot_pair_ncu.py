@@ -18,7 +18,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1]))
 sys.path.insert(0, str(HERE))
-from micro_cli import provenance, nvcc_build, nvcc_version, out_or_record  # noqa: E402
+from micro_cli import provenance, nvcc_build, gpu_provenance, out_or_record  # noqa: E402
 from dot_pair import MASKS, loop_range  # noqa: E402
 from gpusim.hw import ncu as ncu_mod  # noqa: E402
 
@@ -39,16 +39,13 @@ def ncu_command(ncu: str, exe: Path, mask: str, report: Path) -> list[str]:
 
 
 def run_on_gpu(out: Path):
-    from gpusim.hw.devinfo import smi_query, utc_now
     from gpusim.hw.pcsamp import samples_per_pc
     out.mkdir(parents=True, exist_ok=True)
     ncu = ncu_mod.find_ncu()
     if not ncu:
         raise SystemExit("no ncu on this machine")
     exe = nvcc_build(HERE / "dot_pair.cu", out / "dot_ncu_bin")
-    version = subprocess.run([ncu, "--version"], capture_output=True, text=True).stdout.strip().splitlines()
-    res = {"date": utc_now(), "smi": smi_query(), "nvcc": nvcc_version(), "ncu": version[-1] if version else "",
-           "command": "python3 kernels_cuda/micro/dot_pair_ncu.py --out $OUT", "masks": {}}
+    res = {**gpu_provenance("dot_pair_ncu.py", ncu), "masks": {}}
     log = []
     for mask in MASKS:
         rep = out / f"dot_ncu_{mask}"

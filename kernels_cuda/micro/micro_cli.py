@@ -40,6 +40,18 @@ def provenance(prov: dict) -> dict:
             "cuda": cuda, "clocks": {k: v for k, v in smi.items() if "clock" in k}, "build_flags": BUILD_FLAGS}
 
 
+def gpu_provenance(script: str, ncu: str | None = None, **extra) -> dict:
+    """What a micro's GPU run keeps about itself for its record (provenance() reads it): the date, the
+    nvidia-smi query, nvcc's version, ncu's when it ran under `ncu`, `extra`, and the command
+    (`python3 kernels_cuda/micro/<script> --out $OUT`). Runs on the GPU machine."""
+    from gpusim.hw.devinfo import smi_query, utc_now
+    prov = {"date": utc_now(), "smi": smi_query(), "nvcc": nvcc_version()}
+    if ncu:
+        lines = subprocess.run([ncu, "--version"], capture_output=True, text=True).stdout.strip().splitlines()
+        prov["ncu"] = lines[-1] if lines else ""
+    return {**prov, **extra, "command": f"python3 kernels_cuda/micro/{script} --out $OUT"}
+
+
 def nvcc_version() -> str:
     """The last line of `nvcc --version` ("" without nvcc output)."""
     nv = subprocess.run(["nvcc", "--version"], capture_output=True, text=True).stdout.strip().splitlines()

@@ -20,19 +20,16 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1]))
-from micro_cli import provenance, build_and_run, nvcc_version, out_or_record  # noqa: E402  (beside this script)
+from micro_cli import provenance, build_and_run, gpu_provenance, out_or_record  # noqa: E402  (beside this script)
 
 MASKS = {"0x1": "1 warp", "0xf": "1 warp on each SMSP", "0x1111": "4 warps on SMSP 0",
          "0xffff": "16 warps, 4 per SMSP"}
 
 
 def run_on_gpu(out: Path):
-    from gpusim.hw.devinfo import smi_query, utc_now
     out.mkdir(parents=True, exist_ok=True)
     exe, text = build_and_run(HERE / "mio_capacity.cu", out, "mio", [[m] for m in MASKS])
-    (out / "mio_prov.json").write_text(json.dumps({
-        "date": utc_now(), "smi": smi_query(), "nvcc": nvcc_version(),
-        "command": "python3 kernels_cuda/micro/mio_capacity.py --out $OUT"}))
+    (out / "mio_prov.json").write_text(json.dumps(gpu_provenance("mio_capacity.py")))
     exe.unlink(missing_ok=True)
     print(text[:3000])
 

@@ -22,7 +22,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1]))
 sys.path.insert(0, str(HERE))
-from micro_cli import provenance, nvcc_build, nvcc_version, out_or_record  # noqa: E402
+from micro_cli import provenance, nvcc_build, gpu_provenance, out_or_record  # noqa: E402
 from mio_capacity import MASKS  # noqa: E402
 from gpusim.hw import ncu as ncu_mod  # noqa: E402
 
@@ -42,16 +42,12 @@ def ncu_command(ncu: str, exe: Path, mask: str, report: Path) -> list[str]:
 
 
 def run_on_gpu(out: Path):
-    from gpusim.hw.devinfo import smi_query, utc_now
     out.mkdir(parents=True, exist_ok=True)
     ncu = ncu_mod.find_ncu()
     if not ncu:
         raise SystemExit("no ncu on this machine")
     exe = nvcc_build(HERE / "mio_capacity.cu", out / "mio_ncu_bin")
-    version = subprocess.run([ncu, "--version"], capture_output=True, text=True).stdout.strip().splitlines()
-    (out / "mio_ncu_prov.json").write_text(json.dumps({
-        "date": utc_now(), "smi": smi_query(), "nvcc": nvcc_version(), "ncu": version[-1] if version else "",
-        "command": "python3 kernels_cuda/micro/mio_capacity_ncu.py --out $OUT"}))
+    (out / "mio_ncu_prov.json").write_text(json.dumps(gpu_provenance("mio_capacity_ncu.py", ncu)))
     for mask in sorted(MASKS, key=lambda m: m != "0xf"):     # the layout in question first
         rep = out / f"mio_ncu_{mask}"
         r = subprocess.run(ncu_command(ncu, exe, mask, rep), capture_output=True, text=True, timeout=500)

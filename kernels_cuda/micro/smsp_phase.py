@@ -24,7 +24,7 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1]))
-from micro_cli import provenance, nvcc_build, nvcc_version, out_or_record  # noqa: E402  (beside this script)
+from micro_cli import provenance, nvcc_build, gpu_provenance, out_or_record  # noqa: E402  (beside this script)
 
 N = 4096
 WARPS_PER_CTA = 8
@@ -99,7 +99,6 @@ def summarize_offsets(offs: dict) -> dict:
 
 
 def run_on_gpu(out: Path):
-    from gpusim.hw.devinfo import smi_query, utc_now
     out.mkdir(parents=True, exist_ok=True)
     exe = nvcc_build(HERE / "smsp_phase.cu", out / "phase_bin")
     (out / "phase.sass").write_text(subprocess.run(["cuobjdump", "-sass", str(exe)], capture_output=True,
@@ -121,9 +120,7 @@ def run_on_gpu(out: Path):
     np.savez_compressed(out / "phase_stamps.npz", where=where, stamps=rel.astype(np.int32))
     raw.unlink()
     exe.unlink(missing_ok=True)
-    (out / "phase_prov.json").write_text(json.dumps({
-        "date": utc_now(), "smi": smi_query(), "nvcc": nvcc_version(), "stdout": text,
-        "command": "python3 kernels_cuda/micro/smsp_phase.py --out $OUT"}))
+    (out / "phase_prov.json").write_text(json.dumps(gpu_provenance("smsp_phase.py", stdout=text)))
     groups, offs, trip = hw_phases(where, rel)
     print(json.dumps({"trip_cycles_median": trip, **summarize(groups), **summarize_offsets(offs)}, indent=1))
 

@@ -42,3 +42,15 @@ def test_mio_capacity_ncu_keeps_the_second_launch_of_each_burst_configuration():
     assert set(rows) == {(1, 16, 16), (4, 1, 24)}          # B, V, WF from cap<B, V, WF>; other kernels dropped
     assert rows[(1, 16, 16)]["stall_mio_throttle"] == 2.5 and rows[(1, 16, 16)]["launches_profiled"] == 2
     assert rows[(4, 1, 24)]["stall_mio_throttle"] == 0.25 and rows[(4, 1, 24)]["layout"] == "1 warp on each SMSP"
+
+
+def test_gpu_provenance_names_the_script_s_command_and_ncu_only_when_given(monkeypatch):
+    import micro_cli
+    from gpusim.hw import devinfo
+    monkeypatch.setattr(devinfo, "smi_query", lambda: {"name": "NVIDIA H200"})
+    monkeypatch.setattr(devinfo, "utc_now", lambda: "2026-11-30T00:00:00Z")
+    monkeypatch.setattr(micro_cli, "nvcc_version", lambda: "V13.0")
+    got = micro_cli.gpu_provenance("dot_pair.py", stdout="x")
+    assert got == {"date": "2026-11-30T00:00:00Z", "smi": {"name": "NVIDIA H200"}, "nvcc": "V13.0", "stdout": "x",
+                   "command": "python3 kernels_cuda/micro/dot_pair.py --out $OUT"}
+    assert provenance(got)["cuda"] == {"nvcc": "V13.0"}
