@@ -4,8 +4,9 @@
 // over a static shared tile (As, Bs as regtile2d's), lane 0 stamping clock64 at the top of each trip;
 // the other warps exit. Masks: 0x1 warp 0 alone; 0x11 warps 0 and 4 (one SMSP); 0x3 warps 0 and 1
 // (two SMSPs); 0xff all eight (two per SMSP).
-// Usage: dot_pair MASK [CTAS]  (prints "mask M warp W slot S t0 t1 ..." per warp of CTA 0; CTAS > 1 (default
-// 1) launches that many CTAs, one per SM, each doing the same: more warps for ncu's PC sampling to see)
+// Usage: dot_pair MASK [CTAS [ffma]]  (prints "mask M warp W slot S t0 t1 ..." per warp of CTA 0; CTAS > 1
+// (default 1) launches that many CTAs, one per SM, each doing the same: more warps for ncu's PC sampling to
+// see; "ffma" runs dot_ffma, the trip without its loads, instead)
 // Build: nvcc -arch=sm_90 -O3 -o dot_pair kernels_cuda/micro/dot_pair.cu
 #include <cstdio>
 #include <cstdlib>
@@ -51,6 +52,41 @@ __global__ void __launch_bounds__(256) dot_pair(float *out, long long *stamps, i
   out[blockIdx.x * blockDim.x + threadIdx.x] = s;
 }
 
+// The same trip without its loads: regM and regN are loaded once before the loop, each trip is the clock
+// read and the 64 FFMAs (what the FFMA block costs by itself: dispatch stalls with no load results landing)
+__global__ void __launch_bounds__(256) dot_ffma(float *out, long long *stamps, int *slot, unsigned mask) {
+  __shared__ float As[BM * BK];
+  __shared__ float Bs[BK * BN];
+  for (int i = threadIdx.x; i < BM * BK; i += blockDim.x) {
+    As[i] = 1e-3f * (i % 97);
+    Bs[i] = 1e-3f * (i % 89);
+  }
+  __syncthreads();
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  if (!((mask >> warp) & 1u)) return;
+  stamps += blockIdx.x * 8 * TRIPS;
+  if (lane == 0) {
+    unsigned wid;
+    asm volatile("mov.u32 %0, %%warpid;" : "=r"(wid));
+    slot[blockIdx.x * 8 + warp] = wid;
+  }
+  const int threadCol = threadIdx.x % (BN / TN);
+  const int threadRow = threadIdx.x / (BN / TN);
+  float acc[TM * TN] = {0.0f};
+  float regM[TM], regN[TN];
+  for (int i = 0; i < TM; ++i) regM[i] = As[(threadRow * TM + i) * BK];
+  for (int i = 0; i < TN; ++i) regN[i] = Bs[threadCol * TN + i];
+#pragma unroll 1
+  for (int trip = 0; trip < TRIPS; trip++) {
+    if (lane == 0) stamps[warp * TRIPS + trip] = clock64();
+    for (int m = 0; m < TM; ++m)
+      for (int n = 0; n < TN; ++n) acc[m * TN + n] += regM[m] * regN[n];
+  }
+  float s = 0.0f;
+  for (int i = 0; i < TM * TN; i++) s += acc[i];
+  out[blockIdx.x * blockDim.x + threadIdx.x] = s;
+}
+
 int main(int argc, char **argv) {
   if (argc < 2) { fprintf(stderr, "usage: %s MASK\n", argv[0]); return 2; }
   const unsigned mask = (unsigned)strtoul(argv[1], 0, 0);
@@ -61,7 +97,11 @@ int main(int argc, char **argv) {
   cudaMalloc(&slot, ctas * 8 * 4);
   long long h[8 * TRIPS];
   int hs[8];
-  for (int rep = 0; rep < 2; rep++) dot_pair<<<ctas, 256>>>(out, stamps, slot, mask);   // the second is kept
+  const bool ffma_only = argc > 3 && argv[3][0] == 'f';
+  for (int rep = 0; rep < 2; rep++) {                                                  // the second is kept
+    if (ffma_only) dot_ffma<<<ctas, 256>>>(out, stamps, slot, mask);
+    else dot_pair<<<ctas, 256>>>(out, stamps, slot, mask);
+  }
   cudaError_t err = cudaDeviceSynchronize();
   if (err != cudaSuccess) { fprintf(stderr, "%s\n", cudaGetErrorString(err)); return 1; }
   cudaMemcpy(h, stamps, sizeof h, cudaMemcpyDeviceToHost);

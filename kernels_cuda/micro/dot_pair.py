@@ -61,12 +61,19 @@ def summarize(runs: dict) -> list:
     return rows
 
 
-def loop_range(sass: str) -> tuple[int, int]:
-    """(first, last) PC offset of the trip loop in dot_pair's SASS: from the clock read (CS2R SR_CLOCKLO)
-    to the loop's backward branch."""
+def _function(sass: str, kernel: str) -> str:
+    """The cuobjdump listing of one function of the binary."""
+    text = sass[sass.index(f"Function : _Z{len(kernel)}{kernel}"):]
+    nxt = text.find("Function :", 10)
+    return text if nxt < 0 else text[:nxt]
+
+
+def loop_range(sass: str, kernel: str = "dot_pair") -> tuple[int, int]:
+    """(first, last) PC offset of the trip loop in a kernel's SASS (dot_pair, or dot_ffma: the trip without
+    its loads): from the clock read (CS2R SR_CLOCKLO) to the loop's backward branch."""
     import re
     from gpusim.timing.control_codes import parse_sass
-    text = sass[sass.index("dot_pair"):]
+    text = _function(sass, kernel)
     start = int(re.search(r"/\*([0-9a-f]{4})\*/\s+(?:@!?P\d\s+)?CS2R R\d+, SR_CLOCKLO", text).group(1), 16)
     end = next(off for off, op, _ in parse_sass(text) if off >= start and op == "BRA")
     return start, end
@@ -77,7 +84,7 @@ def loop_stall_counts(sass: str) -> dict:
     from gpusim.timing.control_codes import parse_sass
     start, end = loop_range(sass)
     counts: dict = {}
-    for off, op, n in parse_sass(sass[sass.index("dot_pair"):]):
+    for off, op, n in parse_sass(_function(sass, "dot_pair")):
         if start <= off <= end:
             counts.setdefault(op, []).append(n)
     return {op: sum(v) / len(v) for op, v in counts.items()}

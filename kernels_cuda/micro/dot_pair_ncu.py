@@ -6,7 +6,8 @@
 kernels_cuda/micro/dot_pair.cu with 132 CTAs (one per SM, each the same work as dot_pair.json's one CTA)
 under ncu: the per-issue stall ratios of the kernel, and PC sampling every 32 cycles (SourceCounters,
 --warp-sampling-interval 0), summed per SASS instruction. One warp alone, its trip of 187 cycles is split
-into the states it spent them in; with two warps of one SMSP, which states grow.
+into the states it spent them in; with two warps of one SMSP, which states grow. Masks "ffma 0x1" and
+"ffma 0x11" run dot_ffma instead, the trip without its loads (the 64 FFMAs alone).
 """
 from __future__ import annotations
 
@@ -30,12 +31,14 @@ METRICS = ["smsp__inst_executed.sum", "sm__cycles_elapsed.max", "smsp__average_w
            "smsp__issue_active.avg.per_cycle_active"] + [ncu_mod.stall_metric(s) for s in STATES]
 
 
-def ncu_command(ncu: str, exe: Path, mask: str, report: Path) -> list[str]:
-    """The second dot_pair launch of the binary for one mask, with PC samples every 32 cycles."""
+def ncu_command(ncu: str, exe: Path, mask: str, report: Path, kernel: str = "dot_pair") -> list[str]:
+    """The second launch of `kernel` (dot_pair, or dot_ffma: the trip without its loads) for one mask,
+    with PC samples every 32 cycles."""
     return [ncu, "--clock-control", ncu_mod.CLOCK_CONTROL, "--cache-control", ncu_mod.CACHE_CONTROL,
-            "--replay-mode", ncu_mod.REPLAY_MODE, "-k", "regex:dot_pair", "--launch-skip", "1", "--launch-count", "1",
+            "--replay-mode", ncu_mod.REPLAY_MODE, "-k", f"regex:{kernel}", "--launch-skip", "1", "--launch-count", "1",
             "--section", "SourceCounters", "--section", "WarpStateStats", "--warp-sampling-interval", "0",
-            "--import-source", "no", "--metrics", ",".join(METRICS), "-f", "-o", str(report), str(exe), mask, str(CTAS)]
+            "--import-source", "no", "--metrics", ",".join(METRICS), "-f", "-o", str(report), str(exe), mask, str(CTAS),
+            "ffma" if kernel == "dot_ffma" else "loads"]
 
 
 def run_on_gpu(out: Path):
@@ -47,9 +50,10 @@ def run_on_gpu(out: Path):
     exe = nvcc_build(HERE / "dot_pair.cu", out / "dot_ncu_bin")
     res = {**gpu_provenance("dot_pair_ncu.py", ncu), "masks": {}}
     log = []
-    for mask in MASKS:
-        rep = out / f"dot_ncu_{mask}"
-        r = subprocess.run(ncu_command(ncu, exe, mask, rep), capture_output=True, text=True, timeout=300)
+    for mask in list(MASKS) + ["ffma 0x1", "ffma 0x11"]:
+        kernel, m = ("dot_ffma", mask.split()[1]) if mask.startswith("ffma") else ("dot_pair", mask)
+        rep = out / f"dot_ncu_{mask.replace(' ', '_')}"
+        r = subprocess.run(ncu_command(ncu, exe, m, rep, kernel), capture_output=True, text=True, timeout=300)
         log.append(f"== {mask}\n" + r.stdout[-3000:] + r.stderr[-3000:])
         (out / "dot_ncu.log").write_text("".join(log))
         ex = subprocess.run(ncu_mod.export_command(ncu, str(rep) + ".ncu-rep"), capture_output=True, text=True)
@@ -69,13 +73,17 @@ def run_on_gpu(out: Path):
 
 def record(dir_: Path, dest: Path):
     raw = json.loads((dir_ / "dot_ncu.json").read_text())
+    sass = (dir_ / "dot_ncu.sass").read_text()
     rows = []
-    for mask, m in raw["masks"].items():
+    for mask, got in raw["masks"].items():
         short = {k.replace("smsp__average_warps_issue_stalled_", "stall_").replace("_per_issue_active.ratio", ""): v
-                 for k, v in m["metrics"].items()}
-        rows.append({"mask": mask, "layout": MASKS[mask], **short,
-                     "pcsamp_totals": {k: v for k, v in m["pcsamp_totals"].items() if v},
-                     "pcsamp_per_pc": m["pcsamp_per_pc"]})
+                 for k, v in got["metrics"].items()}
+        kernel, warps = ("dot_ffma", mask.split()[1]) if mask.startswith("ffma") else ("dot_pair", mask)
+        rows.append({"mask": mask, "kernel": kernel,
+                     "layout": MASKS[warps] + (", no loads" if kernel == "dot_ffma" else ""),
+                     "loop_pcs": [f"0x{x:04x}" for x in loop_range(sass, kernel)], **short,
+                     "pcsamp_totals": {k: v for k, v in got["pcsamp_totals"].items() if v},
+                     "pcsamp_per_pc": got["pcsamp_per_pc"]})
     alone = next(r for r in rows if r["mask"] == "0x1")
     rec = {
         "schema": "gpusim.hw.micro/1", "bench": "dot_pair_ncu",
@@ -93,9 +101,7 @@ def record(dir_: Path, dest: Path):
         "unit": "warps per issued instruction (ncu stall ratios), PC samples; value: dispatch_stall per issue, "
                 "one warp alone",
         "value": alone.get("stall_dispatch_stall"),
-        "details": {"metrics": METRICS,
-                    "loop_pcs": [f"0x{x:04x}" for x in loop_range((dir_ / "dot_ncu.sass").read_text())],
-                    "rows": rows},
+        "details": {"metrics": METRICS, "rows": rows},
     }
     dest.write_text(json.dumps(rec, indent=1))
     print(f"wrote {dest}")
@@ -107,8 +113,8 @@ def loop_states(rec: dict, mask: str) -> dict:
     """{state: PC samples per selected sample} over the trip loop's instructions: the loop's own warp
     states per issued instruction, without the kernel's fill and start (which the per-issue ratios
     include)."""
-    lo, hi = (int(x, 16) for x in rec["details"]["loop_pcs"])
     row = next(r for r in rec["details"]["rows"] if r["mask"] == mask)
+    lo, hi = (int(x, 16) for x in row["loop_pcs"])
     prefix = "smsp__pcsamp_warps_issue_stalled_"
     tot = {m[len(prefix):].replace("no_instructions", "no_instruction"): sum(v for pc, v in per.items()
                                                                            if lo <= int(pc, 16) <= hi)
