@@ -217,7 +217,8 @@ def dot():
         warps = sorted(int(w) for w in r["warp_slots"])
         hw_st = {int(w): np.array(t) for w, t in REC["details"]["stamps"][r["mask"]].items()}
         hw_trip, hw_off = trip_and_offset(hw_st)
-        sim_trip, sim_off = trip_and_offset(dot_pair_run(warps)[0])
+        loads = r.get("kernel", "dot_pair") == "dot_pair"
+        sim_trip, sim_off = trip_and_offset(dot_pair_run(warps, loads=loads)[0])
         fmt = lambda v: "/".join(f"{x:.0f}" for x in v) if v else "-"      # noqa: E731
         print(f"{r['layout']:34s} {hw_trip:9.0f} {sim_trip:6.0f}   {fmt(hw_off):>21s} {fmt(sim_off):>6s}")
     # ncu's states for the same trips (dot_pair_ncu.json: 132 CTAs, one per SM): PC samples of the trip
@@ -229,7 +230,7 @@ def dot():
     print(f"{'dot_pair loop states per issue':34s} " + " ".join(f"{k[:10]:>10s} H200/sim" for k in keys))
     for r in REC["details"]["rows"]:
         hw = loop_states(ncu, r["mask"])
-        res = dot_pair_run(sorted(int(w) for w in r["warp_slots"]))[1]
+        res = dot_pair_run(sorted(int(w) for w in r["warp_slots"]), loads=r.get("kernel") == "dot_pair")[1]
         n = res.inst_issued
         print(f"{r['layout']:34s} " + " ".join(f"{hw.get(k, 0.0):10.2f} {res.state_cycles.get(k, 0) / n:4.2f}    "
                                              for k in keys))

@@ -53,7 +53,9 @@ __global__ void __launch_bounds__(256) dot_pair(float *out, long long *stamps, i
 }
 
 // The same trip without its loads: regM and regN are loaded once before the loop, each trip is the clock
-// read and the 64 FFMAs (what the FFMA block costs by itself: dispatch stalls with no load results landing)
+// read and the 64 FFMAs (what the FFMA block costs by itself: dispatch stalls with no load results landing).
+// The empty asm statements tell the compiler regM and regN may change every trip, so that it cannot hoist
+// the products out of the loop (without them ptxas turns the trip into 64 FADDs).
 __global__ void __launch_bounds__(256) dot_ffma(float *out, long long *stamps, int *slot, unsigned mask) {
   __shared__ float As[BM * BK];
   __shared__ float Bs[BK * BN];
@@ -79,6 +81,10 @@ __global__ void __launch_bounds__(256) dot_ffma(float *out, long long *stamps, i
 #pragma unroll 1
   for (int trip = 0; trip < TRIPS; trip++) {
     if (lane == 0) stamps[warp * TRIPS + trip] = clock64();
+#pragma unroll
+    for (int i = 0; i < TM; ++i) asm volatile("" : "+f"(regM[i]));
+#pragma unroll
+    for (int i = 0; i < TN; ++i) asm volatile("" : "+f"(regN[i]));
     for (int m = 0; m < TM; ++m)
       for (int n = 0; n < TN; ++n) acc[m * TN + n] += regM[m] * regN[n];
   }
@@ -108,7 +114,7 @@ int main(int argc, char **argv) {
   cudaMemcpy(hs, slot, sizeof hs, cudaMemcpyDeviceToHost);
   for (int w = 0; w < 8; w++) {
     if (!((mask >> w) & 1u)) continue;
-    printf("mask 0x%x warp %d slot %d", mask, w, hs[w]);
+    printf("%s 0x%x warp %d slot %d", ffma_only ? "ffma_mask" : "mask", mask, w, hs[w]);
     for (int t = 0; t < TRIPS; t++) printf(" %lld", h[w * TRIPS + t]);
     printf("\n");
   }

@@ -7,7 +7,8 @@ kernels_cuda/micro/dot_pair.cu: one CTA; the warps of a mask (0x1 warp 0 alone, 
 SMSP, 0x3 warps 0 and 1 on two, 0xff two on each SMSP) run 64 trips of regtile2d's dot loop body over a
 static shared tile, lane 0 stamping clock64 at the top of each trip. Per mask: each warp's median trip
 time (trips 8-63), and for warps on one SMSP the median cycles between their starts of the same trip
-(0: together; half a trip: in turns).
+(0: together; half a trip: in turns). "ffma 0x1" and "ffma 0x11" run dot_ffma, the trip without its
+loads (the 64 FFMAs on registers loaded once).
 """
 from __future__ import annotations
 
@@ -27,19 +28,21 @@ STEADY = 8          # trips skipped at the start
 
 def run_on_gpu(out: Path):
     out.mkdir(parents=True, exist_ok=True)
-    exe, text = build_and_run(HERE / "dot_pair.cu", out, "dot", [[m] for m in MASKS])
+    exe, text = build_and_run(HERE / "dot_pair.cu", out, "dot",
+                              [[m] for m in MASKS] + [[m, "1", "ffma"] for m in ("0x1", "0x11")])
     (out / "dot_prov.json").write_text(json.dumps(gpu_provenance("dot_pair.py")))
     exe.unlink(missing_ok=True)
     print(json.dumps(summarize(parse(text)), indent=1))
 
 
 def parse(text: str) -> dict:
-    """{mask: {warp: (warp slot, [trip start cycles])}}"""
+    """{mask: {warp: (warp slot, [trip start cycles])}}; dot_ffma's runs under "ffma MASK"."""
     out: dict = {}
     for ln in text.splitlines():
         f = ln.split()
-        if len(f) > 6 and f[0] == "mask":
-            out.setdefault(f[1], {})[int(f[3])] = (int(f[5]), [int(x) for x in f[6:]])
+        if len(f) > 6 and f[0] in ("mask", "ffma_mask"):
+            key = f[1] if f[0] == "mask" else f"ffma {f[1]}"
+            out.setdefault(key, {})[int(f[3])] = (int(f[5]), [int(x) for x in f[6:]])
     return out
 
 
@@ -54,7 +57,9 @@ def summarize(runs: dict) -> list:
                 if warps[a][0] % 4 == warps[b][0] % 4:
                     ta, tb = warps[a][1][STEADY:], warps[b][1][STEADY:]
                     pairs.append(statistics.median(abs(x - y) for x, y in zip(ta, tb)))
-        rows.append({"mask": mask, "layout": MASKS.get(mask, mask),
+        warps_mask = mask.split()[-1]
+        rows.append({"mask": mask, "kernel": "dot_ffma" if mask.startswith("ffma") else "dot_pair",
+                     "layout": MASKS[warps_mask] + (", no loads" if mask.startswith("ffma") else ""),
                      "warp_slots": {str(w): s for w, (s, _) in warps.items()},
                      "trip_cycles_median": {str(w): v for w, v in trip.items()},
                      "same_smsp_same_trip_offset_median": pairs})
@@ -79,12 +84,12 @@ def loop_range(sass: str, kernel: str = "dot_pair") -> tuple[int, int]:
     return start, end
 
 
-def loop_stall_counts(sass: str) -> dict:
-    """{opcode: mean ptxas stall count} over the trip loop of dot_pair's SASS (loop_range)."""
+def loop_stall_counts(sass: str, kernel: str = "dot_pair") -> dict:
+    """{opcode: mean ptxas stall count} over the trip loop of a kernel's SASS (loop_range)."""
     from gpusim.timing.control_codes import parse_sass
-    start, end = loop_range(sass)
+    start, end = loop_range(sass, kernel)
     counts: dict = {}
-    for off, op, n in parse_sass(_function(sass, "dot_pair")):
+    for off, op, n in parse_sass(_function(sass, kernel)):
         if start <= off <= end:
             counts.setdefault(op, []).append(n)
     return {op: sum(v) / len(v) for op, v in counts.items()}
@@ -109,6 +114,7 @@ def record(dir_: Path, dest: Path):
         "unit": "cycles (clock64); value: median trip time of warp 0 alone",
         "value": alone["trip_cycles_median"]["0"],
         "details": {"rows": rows, "loop_stall_counts": loop_stall_counts((dir_ / "dot.sass").read_text()),
+                    "loop_stall_counts_ffma": loop_stall_counts((dir_ / "dot.sass").read_text(), "dot_ffma"),
                     "stamps": {m: {str(w): t for w, (_, t) in ws.items()} for m, ws in runs.items()}},
     }
     dest.write_text(json.dumps(rec, indent=1))

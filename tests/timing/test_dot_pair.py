@@ -6,7 +6,9 @@ bench/bench_micro.py --only dot prints both sides, with ncu's warp states (dot_p
 H200 a warp alone takes 187 cycles a trip; two on one SMSP take 283 and 307 in turn (295 a trip each)
 and start each trip 12 cycles apart, the lead changing every trip; warps on different SMSPs do not slow
 each other (188). The engine: 161 alone, 221 for two on one SMSP, 60 cycles apart (one warp runs its
-FFMAs while the other's wait: gpusim/timing/README.md, when the warps wait)."""
+FFMAs while the other's wait: gpusim/timing/README.md, when the warps wait). Without the loads
+(dot_ffma: the 64 FFMAs on registers loaded once) the H200's two warps take turns, 83 cycles apart at
+166 a trip (91 alone), as the engine's do."""
 import json
 from pathlib import Path
 
@@ -24,8 +26,10 @@ HEAD = ("SHF.L.U32", "LOP3.LUT", "SHF.L.U32", "LOP3.LUT", "LOP3.LUT", "LOP3.LUT"
 STEADY = 8
 
 
-def dot_pair_run(warps: list, trips: int = 64, policy: str = "gto"):
-    """Per warp (SMSP w % 4) the engine's start cycle of each trip (its clock read), and the TimingResult."""
+def dot_pair_run(warps: list, trips: int = 64, policy: str = "gto", loads: bool = True):
+    """Per warp (SMSP w % 4) the engine's start cycle of each trip (its clock read), and the TimingResult.
+    loads=False: dot_ffma's trip, the 64 FFMAs on registers loaded once (its SASS's loop: clock read, two
+    IADD3, the stamp, the FFMAs, ISETP, IADD3.X, BRA)."""
     ht = HandTrace()
     for w in range(max(warps) + 1):
         add = ht.warp(w)
@@ -33,6 +37,16 @@ def dot_pair_run(warps: list, trips: int = 64, policy: str = "gto"):
             acc = [add("CS2R") for _ in range(64)]
             for _ in range(trips):
                 add("CS2R")
+                if not loads:
+                    add("IADD3")
+                    add("IADD3")
+                    add("STG.E.64", sec=1, lines=1)
+                    for k in range(64):
+                        acc[k] = add("FFMA", (acc[k],))
+                    add("ISETP.NE.AND")
+                    add("IADD3.X")
+                    add("BRA")
+                    continue
                 for op in HEAD:
                     add(op)
                 a = [add("LDS", wf=2)]
@@ -54,7 +68,8 @@ def dot_pair_run(warps: list, trips: int = 64, policy: str = "gto"):
         add("EXIT")
     t = ht.trace()
     res = simulate_sm(t, H200, global_level=np.full(len(t), LEVEL_L1, np.int8), policy=policy,
-                      stall_counts=REC["details"]["loop_stall_counts"], scoreboards=SASS_BARRIERS)
+                      stall_counts=REC["details"]["loop_stall_counts" if loads else "loop_stall_counts_ffma"],
+                      scoreboards=SASS_BARRIERS)
     ops = np.array(t.opcodes)[t.rows["op"][res.trace_row]]
     wp = t.rows["warp"][res.trace_row]
     starts = {w: np.sort(res.issue_cycle[np.flatnonzero((ops == "CS2R") & (wp == w))])[64:] for w in warps}
@@ -94,3 +109,13 @@ def test_two_warps_of_one_smsp_each_take_longer_than_one_alone():
     alone, _ = trip_and_offset(dot_pair_run([0])[0])
     pair, off = trip_and_offset(dot_pair_run([0, 4])[0])
     assert pair > 1.3 * alone and len(off) == 1
+
+
+def test_without_loads_two_warps_of_one_smsp_take_turns_on_both():
+    """dot_ffma: the H200's two warps start each trip half a trip apart (83 of 166 cycles), the engine's
+    too: the FFMA block by itself does not keep warps in step; the loads do (module doc)."""
+    hw = ROWS["ffma 0x11"]
+    hw_trip = np.mean(list(hw["trip_cycles_median"].values()))
+    assert hw["same_smsp_same_trip_offset_median"][0] > 0.4 * hw_trip
+    trip, off = trip_and_offset(dot_pair_run([0, 4], loads=False)[0])
+    assert off[0] > 0.4 * trip
