@@ -86,6 +86,9 @@ Model (all times integer SM cycles; `t` is the current cycle):
     last retirement.
 Cycles in which no warp can issue are skipped to the next event (a result, a pipe or a
 queue freeing, a barrier release); every skipped cycle is still counted in each warp's state.
+On request (P_NOT_ISSUED) each state's cycles are also counted where the warp's SMSP issued nothing and
+held no warp at the switch bubble (ncu's not-issued PC samples, in which a dispatch stall is a selected
+warp): each SMSP keeps a running count of such cycles, read when a warp enters and leaves a state.
 Speed without changing a result: a warp's state is re-derived only when it can change (at
 recheck[w]: the end of its stall count, its result's ready cycle, its pipe freeing; or when an
 event clears recheck[w]: the pipe taking its load, its barrier releasing, a queue purge for a
