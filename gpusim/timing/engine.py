@@ -461,12 +461,14 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
             fifo_ts = INF
             for k in range(smsp_start[s], smsp_start[s + 1]):
                 w = smsp_warps[k]
-                if finished[w]:
+                rk = recheck[w]
+                if rk > t:
+                    # waiting on a known cycle (its stall count, a result, a barrier release, a pipe), or
+                    # finished (INF)
+                    if rk < wake:
+                        wake = rk
                     continue
-                if recheck[w] > t:
-                    # waiting on a known cycle (its stall count, a result, a barrier release, a pipe)
-                    if recheck[w] < wake:
-                        wake = recheck[w]
+                if finished[w]:     # (a barrier release can clear a finished warp's recheck)
                     continue
                 st = S_NOT_SELECTED
                 fixed = True        # the state holds until wk, or until an event clears recheck[w]
@@ -483,6 +485,7 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                         st, wk = S_DRAIN, mem_done[w]
                     else:
                         finished[w] = True
+                        recheck[w] = INF        # (no event wakes a finished warp: the scan passes it by)
                         finish[w] = max(last_issue[w] + 1, mem_done[w])
                         sw = state[w]
                         if sw >= 0:       # leaving a state: its cycles, by warp and by opcode waited at
