@@ -18,22 +18,30 @@
 #define TN 8
 #define TRIPS 64
 
-__global__ void __launch_bounds__(256) dot_pair(float *out, long long *stamps, int *slot, unsigned mask) {
-  __shared__ float As[BM * BK];
-  __shared__ float Bs[BK * BN];
+// Both kernels' start: fill the static tile, let the warps outside `mask` go, note each warp's slot.
+// Returns false for a warp that exits.
+__device__ __forceinline__ bool start(float *As, float *Bs, int *slot, unsigned mask) {
   for (int i = threadIdx.x; i < BM * BK; i += blockDim.x) {
     As[i] = 1e-3f * (i % 97);
     Bs[i] = 1e-3f * (i % 89);
   }
   __syncthreads();
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  if (!((mask >> warp) & 1u)) return;
-  stamps += blockIdx.x * 8 * TRIPS;
+  if (!((mask >> warp) & 1u)) return false;
   if (lane == 0) {
     unsigned wid;
     asm volatile("mov.u32 %0, %%warpid;" : "=r"(wid));
     slot[blockIdx.x * 8 + warp] = wid;
   }
+  return true;
+}
+
+__global__ void __launch_bounds__(256) dot_pair(float *out, long long *stamps, int *slot, unsigned mask) {
+  __shared__ float As[BM * BK];
+  __shared__ float Bs[BK * BN];
+  if (!start(As, Bs, slot, mask)) return;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  stamps += blockIdx.x * 8 * TRIPS;
   const int threadCol = threadIdx.x % (BN / TN);
   const int threadRow = threadIdx.x / (BN / TN);
   float acc[TM * TN] = {0.0f};
@@ -59,19 +67,9 @@ __global__ void __launch_bounds__(256) dot_pair(float *out, long long *stamps, i
 __global__ void __launch_bounds__(256) dot_ffma(float *out, long long *stamps, int *slot, unsigned mask) {
   __shared__ float As[BM * BK];
   __shared__ float Bs[BK * BN];
-  for (int i = threadIdx.x; i < BM * BK; i += blockDim.x) {
-    As[i] = 1e-3f * (i % 97);
-    Bs[i] = 1e-3f * (i % 89);
-  }
-  __syncthreads();
+  if (!start(As, Bs, slot, mask)) return;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  if (!((mask >> warp) & 1u)) return;
   stamps += blockIdx.x * 8 * TRIPS;
-  if (lane == 0) {
-    unsigned wid;
-    asm volatile("mov.u32 %0, %%warpid;" : "=r"(wid));
-    slot[blockIdx.x * 8 + warp] = wid;
-  }
   const int threadCol = threadIdx.x % (BN / TN);
   const int threadRow = threadIdx.x / (BN / TN);
   float acc[TM * TN] = {0.0f};
