@@ -170,18 +170,18 @@ def mio():
               f"{hw / 1e3:26.1f} {thr / 1e3:6.1f} {ratio} ({share})", flush=True)
 
 
-def regtile2d_trip_starts(policy: str = "gto", arch=None):
+def regtile2d_trip_starts():
     """The engine's regtile2d at 4096, its first round (2 CTAs) over a 16-slab window as predict() times
     it: per warp the issue cycles of the first shared load of each dotIdx trip (every 10th LDS: 8 LDS and
     2 LDS.128 a trip), with each warp's SMSP and CTA."""
     import gpusim
     from gpusim.timing import kernel_time as KT, lower, run_lowered
     res = gpusim.simulate("regtile2d", 4096)
-    gpu = arch or gpusim.get_arch("h200")
+    gpu = gpusim.get_arch("h200")
     tr, _ = KT.build_window(res, KT._resident(res, gpu, 2), 16)
     counts, boards, reads = KT.ptxas_facts(res)
     lw = lower(tr, gpu, global_level=KT._Levels(res, gpu, True)(tr, gpu), stall_counts=counts, scoreboards=boards,
-               read_barriers=reads, policy=policy)
+               read_barriers=reads)
     t = run_lowered(lw, gpu)
     ops = np.array(tr.opcodes)[tr.rows["op"][t.trace_row]].astype(str)
     lds_rows = np.char.startswith(ops, "LDS")
@@ -211,14 +211,13 @@ def phase():
 def dot():
     """dot_pair.json: regtile2d's dotIdx trip by one warp, two on one SMSP, two on two SMSPs, two on each
     SMSP: trip time and the cycles between same-SMSP warps' starts of the same trip, H200 beside engine."""
-    from tests.timing.test_dot_pair import REC, dot_pair_run, trip_and_offset, STEADY
+    from tests.timing.test_dot_pair import REC, dot_pair_run, trip_and_offset
     print(f"\n{'dot_pair (regtile2d dotIdx trip)':34s} {'trip H200':>9s} {'sim':>6s}   {'same-SMSP offset H200':>21s} {'sim':>6s}")
     for r in REC["details"]["rows"]:
         warps = sorted(int(w) for w in r["warp_slots"])
         hw_st = {int(w): np.array(t) for w, t in REC["details"]["stamps"][r["mask"]].items()}
         hw_trip, hw_off = trip_and_offset(hw_st)
-        loads = r.get("kernel", "dot_pair") == "dot_pair"
-        sim_trip, sim_off = trip_and_offset(dot_pair_run(warps, loads=loads)[0])
+        sim_trip, sim_off = trip_and_offset(dot_pair_run(warps, loads=r["kernel"] == "dot_pair")[0])
         fmt = lambda v: "/".join(f"{x:.0f}" for x in v) if v else "-"      # noqa: E731
         print(f"{r['layout']:34s} {hw_trip:9.0f} {sim_trip:6.0f}   {fmt(hw_off):>21s} {fmt(sim_off):>6s}")
     # ncu's states for the same trips (dot_pair_ncu.json: 132 CTAs, one per SM): PC samples of the trip
@@ -230,7 +229,7 @@ def dot():
     print(f"{'dot_pair loop states per issue':34s} " + " ".join(f"{k[:10]:>10s} H200/sim" for k in keys))
     for r in REC["details"]["rows"]:
         hw = loop_states(ncu, r["mask"])
-        res = dot_pair_run(sorted(int(w) for w in r["warp_slots"]), loads=r.get("kernel") == "dot_pair")[1]
+        res = dot_pair_run(sorted(int(w) for w in r["warp_slots"]), loads=r["kernel"] == "dot_pair")[1]
         n = res.inst_issued
         print(f"{r['layout']:34s} " + " ".join(f"{hw.get(k, 0.0):10.2f} {res.state_cycles.get(k, 0) / n:4.2f}    "
                                              for k in keys))

@@ -14,12 +14,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import gpusim  # noqa: E402
+from gpusim.kernel import LADDER  # noqa: E402
 from gpusim.report.stall_sites import not_issued_split  # noqa: E402
 from gpusim.timing import STATES, not_issued_metric, stall_metric  # noqa: E402
 from gpusim.timing.kernel_time import predict  # noqa: E402
-
-LADDER = ("naive", "coalesced", "smemtile", "tiled32", "regtile1d", "regblock", "regtile2d", "vectorized")
-
 
 def main():
     ap = argparse.ArgumentParser()
