@@ -31,6 +31,8 @@ def cmd_run(a):
     from gpusim import simulate
     from gpusim.report import render
     M, N, K = _sizes(a)
+    if a.trace and a.no_time:
+        raise GpusimError("--trace shows the timing engine's run: it cannot go with --no-time")
     with render.progress_bar(f"simulating {a.kernel}", enabled=not a.json) as prog:
         # the timing's cache model reads the trace: kept, it need not be simulated a second time
         r = simulate(a.kernel, M, N, K, arch=a.arch, params=_params(a.param), mode=a.mode,
@@ -53,7 +55,7 @@ def cmd_run(a):
     if a.trace:
         from gpusim.report.perfetto import write_timeline
         from gpusim.timing.window import time_window
-        window = time_window(r, iterations=a.window)
+        window = time_window(r, pred, trips=a.window)
         path = a.timeline or f"traces/sim/{r.kernel}_{r.M}x{r.N}x{r.K}.json"
         shown = write_timeline(window, path)
         if not a.json:
@@ -122,7 +124,8 @@ def build_parser():
     r.add_argument("--json", action="store_true", help="print one JSON object")
     r.add_argument("--trace", action="store_true",
                    help="time the first SM's resident CTAs: stall breakdown, per-warp table, Perfetto timeline")
-    r.add_argument("--window", type=int, default=4, help="loop trips timed by --trace (default 4)")
+    r.add_argument("--window", type=int, help="loop trips of the --trace timeline (default: the prediction's "
+                   "first window, 8 trips)")
     r.add_argument("--timeline", metavar="PATH.json", help="where --trace writes the timeline "
                    "(default traces/sim/KERNEL_MxNxK.json)")
     r.add_argument("--save-trace", metavar="PATH.npz", help="save the simulated CTAs' per-warp trace")

@@ -1,7 +1,10 @@
 """Perfetto-compatible timeline (Chrome trace-event JSON): one track per warp, grouped by SMSP.
 
-Each issued instruction is a slice one cycle long named by its SASS opcode; the gaps
-between slices are the warp's stalls. Timestamps are cycles (shown as microseconds).
+Each warp's track is tiled, cycle by cycle, by what the engine says the warp did: an issued
+instruction is a slice one cycle long named by its SASS opcode (category "issue"), and the cycles
+between are slices named by the ncu warp state the warp was in (category "stall": long_scoreboard,
+not_selected, barrier, ...). Timestamps are cycles (shown as microseconds). A long window is cut at
+a cycle so that the file stays below max_events slices; the file's otherData says where.
 """
 from __future__ import annotations
 
@@ -10,11 +13,26 @@ from pathlib import Path
 
 import numpy as np
 
+from gpusim.timing.states import STATES
 
-def write_timeline(window, path: str | Path, max_events: int = 200_000) -> dict:
+
+def timeline_cut(issue_cycle: np.ndarray, log: np.ndarray, log_complete: bool, max_events: int,
+                 cycles: int) -> int:
+    """The first cycle the timeline leaves out (`cycles`, the window's end, when nothing is left out):
+    every slice that starts before it is kept (at most max_events of them); where the stall intervals
+    were not all kept, no later than the last kept one's end (they are kept in the order they end)."""
+    starts = np.sort(np.concatenate([issue_cycle[issue_cycle >= 0], log[:, 2]]))
+    cut = int(starts[max_events]) if len(starts) > max_events else cycles
+    if not log_complete and len(log):
+        cut = min(cut, int(log[:, 3].max()))
+    return cut
+
+
+def write_timeline(window, path: str | Path, max_events: int = 400_000) -> dict:
     t = window.timing
     rows = window.trace.rows
-    order = np.argsort(t.issue_cycle, kind="stable")[:max_events]
+    log = t.state_log
+    cut = timeline_cut(t.issue_cycle, log, window.log_complete, max_events, int(t.cycles))
     events = []
     for w, (cta, warp) in enumerate(t.warps):
         smsp = int(w % 4)
@@ -22,12 +40,18 @@ def write_timeline(window, path: str | Path, max_events: int = 200_000) -> dict:
         events.append({"ph": "M", "name": "thread_name", "pid": smsp, "tid": int(w),
                        "args": {"name": f"CTA {window.ctas[int(cta)]} warp {int(warp)}"}})
     ops = window.trace.opcodes
-    for i in order:
+    issued = np.flatnonzero((t.issue_cycle >= 0) & (t.issue_cycle < cut))
+    for i in issued[np.argsort(t.issue_cycle[issued], kind="stable")]:
         w = int(t.row_warp[i])
-        events.append({"ph": "X", "name": ops[int(rows["op"][t.trace_row[i]])], "ts": int(t.issue_cycle[i]),
-                       "dur": 1, "pid": int(w % 4), "tid": w})
-    shown = {"events": len(order), "of": len(t.issue_cycle), "last_cycle": int(t.issue_cycle[order].max())
-             if len(order) else 0}
+        events.append({"ph": "X", "cat": "issue", "name": ops[int(rows["op"][t.trace_row[i]])],
+                       "ts": int(t.issue_cycle[i]), "dur": 1, "pid": int(w % 4), "tid": w})
+    n_issue = len(issued)
+    kept = log[log[:, 2] < cut]
+    for w, s, t0, t1 in kept[np.argsort(kept[:, 2], kind="stable")]:
+        events.append({"ph": "X", "cat": "stall", "name": STATES[int(s)], "ts": int(t0),
+                       "dur": int(min(t1, cut) - t0), "pid": int(w % 4), "tid": int(w)})
+    shown = {"events": n_issue, "of": int((t.issue_cycle >= 0).sum()), "stall_intervals": len(kept),
+             "last_cycle": cut - 1, "cycles": int(t.cycles)}
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     Path(path).write_text(json.dumps({"traceEvents": events, "displayTimeUnit": "ns",
                                       "otherData": {"window": window.describe(), **shown}}))

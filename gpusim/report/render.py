@@ -239,42 +239,32 @@ def print_compare(rows, title):
 
 
 def print_window(window, timeline_path, shown):
-    """Warp State Statistics of a timing window, and its per-warp stall table."""
+    """The per-warp stall table of the --trace window (gpusim.timing.window) and where its timeline went."""
     from gpusim.timing.states import STATES, stall_metric
     t = window.timing
-    m = t.metrics
-    console.print(f"[bold]Warp State Statistics[/bold] (simulated window: {window.describe()})")
-    console.print("[dim]The window is the first SM's resident CTAs over the first loop trips; it is not a "
-                  "whole-kernel time and has not been validated against the H200 yet.[/dim]")
-    total = m["smsp__average_warp_latency_per_inst_issued.ratio"]
-    st = Table(title=f"smsp__average_warp_latency_per_inst_issued.ratio = {total:.2f} "
-                     f"(warp cycles per issued instruction)")
-    st.add_column("stall reason (ncu)")
-    st.add_column("cycles / issued inst", justify="right")
-    st.add_column("share", justify="right")
-    for name in sorted(STATES, key=lambda s: -m.get(stall_metric(s), 0)):
-        v = m.get(stall_metric(name), 0.0)
-        if v:
-            st.add_row(name, f"{v:.3f}", f"{100 * v / total:.1f} %")
-    console.print(st)
+    span = ("steady state: each warp's cycles between the prediction's two windows, per instruction it issued "
+            "between them" if window.steady else "the whole round, timed in full")
     short = {"selected": "sel", "not_selected": "nsel", "wait": "wait", "short_scoreboard": "ssb",
              "long_scoreboard": "lsb", "mio_throttle": "mio", "lg_throttle": "lg",
              "math_pipe_throttle": "math", "barrier": "bar", "drain": "drain",
              "dispatch_stall": "disp", "no_instruction": "noinst"}
-    wt = Table(title="per-warp stalls (cycles per issued instruction)", caption=", ".join(
-        f"{v}={k}" for k, v in short.items() if t.state_cycles.get(k)))
+    shown_states = [s for k, s in enumerate(STATES) if window.warp_states[:, k].any()]
+    wt = Table(title=f"per-warp stalls (cycles per issued instruction; {span})",
+               caption=", ".join(f"{short.get(s, s)}={s}" for s in shown_states))
     wt.add_column("CTA")
     wt.add_column("warp", justify="right")
+    wt.add_column("SMSP", justify="right")
     wt.add_column("issued", justify="right")
     wt.add_column("total", justify="right")
-    shown_states = [s for s in STATES if t.state_cycles.get(s)]
     for s in shown_states:
         wt.add_column(short.get(s, s), justify="right")
     for i, (cta, warp) in enumerate(t.warps):
-        wm = t.warp_metrics(i)
-        wt.add_row(",".join(map(str, window.ctas[int(cta)][:2])), str(int(warp)), f"{int(t.warp_issued[i]):,}",
-                   f"{wm['smsp__average_warp_latency_per_inst_issued.ratio']:.2f}",
+        wm = window.warp_metrics(i)
+        wt.add_row(",".join(map(str, window.ctas[int(cta)][:2])), str(int(warp)), str(i % 4),
+                   f"{int(window.warp_issued[i]):,}", f"{wm['smsp__average_warp_latency_per_inst_issued.ratio']:.2f}",
                    *[f"{wm[stall_metric(s)]:.2f}" for s in shown_states])
     console.print(wt)
-    console.print(f"timeline: {timeline_path} ({shown['events']:,} of {shown['of']:,} issue events, cycles "
-                  f"0-{shown['last_cycle']:,}); open it in ui.perfetto.dev")
+    cut = "" if shown["last_cycle"] + 1 >= shown["cycles"] else f", cut at cycle {shown['last_cycle'] + 1:,} of {shown['cycles']:,}"
+    console.print(f"timeline: {timeline_path}: {window.describe()}; {shown['events']:,} of {shown['of']:,} issue "
+                  f"events and {shown['stall_intervals']:,} stall intervals, cycles 0-{shown['last_cycle']:,}{cut}; "
+                  f"open it in ui.perfetto.dev")

@@ -38,6 +38,9 @@ class TimingResult:
     # state -> its cycles in which the warp's SMSP issued nothing and held no warp at dispatch (ncu's
     # "not issued" PC samples, smsp__pcsamp_warps_issue_stalled_<reason>_not_issued); only when asked for
     not_issued_cycles: dict = field(default_factory=dict)
+    # (n, 4) stall intervals when asked for (simulate_sm's log_states): warp index, ncu state index (STATES),
+    # first cycle, end cycle (exclusive), in the order they end; the selected cycles are the issue events
+    state_log: np.ndarray = field(default_factory=lambda: np.zeros((0, 4), np.int64))
 
     def warp_metrics(self, i: int) -> dict:
         """The ncu ratios for warp i alone (its cycles per its issued instructions)."""
@@ -67,7 +70,7 @@ def _fold_pool_states(c: np.ndarray) -> np.ndarray:
 
 
 def run_lowered(lw: Lowered, arch: GPU) -> TimingResult:
-    cycles, counts, issue_cycle, finish, ctr, op_counts, lat_counts = E.run(
+    cycles, counts, issue_cycle, finish, ctr, op_counts, lat_counts, log = E.run(
         lw.warp_start, lw.warp_smsp, lw.warp_cta, lw.cta_warp_start, lw.smsp_warps, lw.smsp_start,
         lw.rows, lw.line_id, lw.params, lw.rb_wait, lw.provider, len(lw.opcodes))
     if ctr[E.K_DEADLOCK]:
@@ -118,14 +121,17 @@ def run_lowered(lw: Lowered, arch: GPU) -> TimingResult:
     warps = np.stack([lw.ctas[lw.warp_cta], lw.warp_in_cta], axis=1)
     by_op = {lw.opcodes[i]: {name: int(op_counts[i, k]) for k, name in enumerate(STATES) if op_counts[i, k]}
              for i in range(op_counts.shape[0]) if op_counts[i].any()}
+    log = log.copy()
+    log[log[:, 1] == E.S_MIO_POOL, 1] = STATES.index("mio_throttle")
+    log[log[:, 1] == E.S_LG_POOL, 1] = STATES.index("lg_throttle")
     return TimingResult(cycles, n, state_cycles, counts, warps, np.diff(lw.warp_start), finish, issue_cycle,
-                        lw.trace_row, lw.row_warp, m, by_op, notes, not_issued)
+                        lw.trace_row, lw.row_warp, m, by_op, notes, not_issued, log)
 
 
 def simulate_sm(trace: Trace, arch: str | GPU = "h200", ctas=None, *, policy: str = "gto",
                 global_level=None, active_sms: int | None = None,
                 stall_counts: dict | None = None, scoreboards: dict | None = None,
-                read_barriers=None, not_issued: bool = False) -> TimingResult:
+                read_barriers=None, not_issued: bool = False, log_states: int = 0) -> TimingResult:
     """Time the rows of `ctas` (trace CTA ids, default all) as CTAs resident together on one SM.
 
     The caller chooses how many CTAs are resident (occupancy); all launch at cycle 0.
@@ -139,10 +145,13 @@ def simulate_sm(trace: Trace, arch: str | GPU = "h200", ctas=None, *, policy: st
     read_barriers: ptxas's read barriers on memory instructions (control_codes.read_barrier_table).
     not_issued: also count each state's cycles in which the warp's SMSP issued nothing (TimingResult.
     not_issued_cycles; a diagnosis beside ncu's not-issued PC samples, about 5 % slower).
+    log_states: keep up to this many stall intervals, (warp, state, first cycle, end cycle), in
+    TimingResult.state_log (for a timeline; 0, the default, keeps none).
     """
     gpu = get_arch(arch)
     lw = lower(trace, gpu, ctas, global_level, policy, active_sms, stall_counts, scoreboards, read_barriers)
     lw.params[E.P_NOT_ISSUED] = int(not_issued)
+    lw.params[E.P_LOG_CAP] = int(log_states)
     return run_lowered(lw, gpu)
 
 

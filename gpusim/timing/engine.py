@@ -119,7 +119,7 @@ U_NONE, U_FMA, U_HEAVY, U_ALU, U_XU = range(5)
  P_L1_LAT, P_L2_LAT, P_DRAM_LAT, P_L1_SECTORS, P_FILL_BYTES, P_SECTOR_BYTES, P_BAR_RELEASE,
  P_POLICY, P_MIO_SM_DEPTH, P_LG_SM_DEPTH, P_L1_LINES, P_BAR_ARRIVE, P_L2_SHARE_FP, P_DRAM_SHARE_FP,
  P_SWITCH_FMA, P_MEM_ISSUE_IV, P_WARP_SHARED_CPW, P_SMSP_L1_CPL, P_QUEUE_AT_RETURN, P_SHARED_WB,
- P_SB_GLOBAL, P_SB_SHARED, P_DATA_PIPE_UNIFIED, P_NO_SKIP, P_NOT_ISSUED, N_PARAMS) = range(32)
+ P_SB_GLOBAL, P_SB_SHARED, P_DATA_PIPE_UNIFIED, P_NO_SKIP, P_NOT_ISSUED, P_LOG_CAP, N_PARAMS) = range(33)
 FP = 256              # sub-cycle units of the L2 / DRAM bandwidth servers
 POLICY_GTO, POLICY_LRR, POLICY_GTO_OLDEST = 0, 1, 2
 # counters vector
@@ -375,6 +375,12 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
     # "not issued" PC samples: a dispatch stall counts as a selected warp), from each SMSP's running count
     # (a diagnosis, P_NOT_ISSUED: its bookkeeping at every state change costs the loop about 5 %)
     lat_on = params[P_NOT_ISSUED] != 0
+    # the stall intervals of every warp, in the order they end (for a timeline; P_LOG_CAP > 0 asks for at
+    # most that many): (warp, engine state, first cycle, end cycle), the selected cycles left out
+    log_cap = max(params[P_LOG_CAP], 0)
+    log_on = log_cap > 0
+    log = np.zeros((max(log_cap, 1), 4), np.int64)
+    n_log = 0
     lat_counts = np.zeros((n_warps, N_ENGINE_STATES), np.int64)
     lat_cum = np.zeros(n_smsp, np.int64)          # latency cycles of each SMSP before the current cycle
     lat_since = np.zeros(n_warps, np.int64)       # lat_cum of its SMSP when the warp entered its state
@@ -493,6 +499,9 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                             counts[w, sw] += n0
                             if lat_on:
                                 lat_counts[w, sw] += lat_cum[s] - lat_since[w]
+                            if log_on and sw != S_SELECTED and n0 > 0 and n_log < log_cap:
+                                log[n_log, 0], log[n_log, 1], log[n_log, 2], log[n_log, 3] = w, sw, since[w], t
+                                n_log += 1
                             op_counts[rows[_waited_at(pc[w], sw, warp_start[w + 1]), R_OP], sw] += n0
                         state[w] = -1
                         n_left -= 1
@@ -594,6 +603,9 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                         counts[w, sw] += n0
                         if lat_on:
                             lat_counts[w, sw] += lat_cum[s] - lat_since[w]
+                        if log_on and sw != S_SELECTED and n0 > 0 and n_log < log_cap:
+                            log[n_log, 0], log[n_log, 1], log[n_log, 2], log[n_log, 3] = w, sw, since[w], t
+                            n_log += 1
                         op_counts[rows[_waited_at(pc[w], sw, warp_start[w + 1]), R_OP], sw] += n0
                     state[w] = st
                     since[w] = t
@@ -637,6 +649,9 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                             counts[w, sw] += n0
                             if lat_on:
                                 lat_counts[w, sw] += lat_cum[s] - lat_since[w]
+                            if log_on and sw != S_SELECTED and n0 > 0 and n_log < log_cap:
+                                log[n_log, 0], log[n_log, 1], log[n_log, 2], log[n_log, 3] = w, sw, since[w], t
+                                n_log += 1
                             op_counts[rows[_waited_at(pc[w], sw, warp_start[w + 1]), R_OP], sw] += n0
                         state[w] = st
                         since[w] = t
@@ -698,6 +713,9 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                             counts[w, sw] += n0
                             if lat_on:
                                 lat_counts[w, sw] += lat_cum[s] - lat_since[w]
+                            if log_on and sw != S_SELECTED and n0 > 0 and n_log < log_cap:
+                                log[n_log, 0], log[n_log, 1], log[n_log, 2], log[n_log, 3] = w, sw, since[w], t
+                                n_log += 1
                             op_counts[rows[_waited_at(pc[w], sw, warp_start[w + 1]), R_OP], sw] += n0
                         state[w] = st
                         since[w] = t
@@ -720,6 +738,9 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                 counts[w, sw] += n0
                 if lat_on:
                     lat_counts[w, sw] += lat_cum[s] - lat_since[w]
+                if log_on and sw != S_SELECTED and n0 > 0 and n_log < log_cap:
+                    log[n_log, 0], log[n_log, 1], log[n_log, 2], log[n_log, 3] = w, sw, since[w], t
+                    n_log += 1
                 op_counts[rows[_waited_at(r, sw, warp_start[w + 1]), R_OP], sw] += n0
             state[w] = S_SELECTED
             since[w] = t
@@ -935,4 +956,4 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
     for w in range(n_warps):
         if finish[w] > cycles:
             cycles = finish[w]
-    return cycles, counts, issue_cycle, finish, counters, op_counts, lat_counts
+    return cycles, counts, issue_cycle, finish, counters, op_counts, lat_counts, log[:n_log]

@@ -77,6 +77,7 @@ class Round:
     timing: TimingResult       # the W1 (or full) window's engine result
     block_idx: list            # blockIdx of the resident CTAs that were timed
     op_states: dict = field(default_factory=dict)   # {opcode: {state: cycles}} of the whole round
+    timing2: TimingResult | None = None  # the W2 window's engine result (None: timed in full)
 
 
 @dataclass
@@ -95,6 +96,9 @@ class Prediction:
     memory_levels: str                  # "cache model" or "all L2"
     notes: list = field(default_factory=list)
     op_state_cycles: dict = field(default_factory=dict)   # {opcode: {state: cycles}} on the busiest SM
+    # what the engine was given (memory levels, ptxas's facts, SMs sharing L2/DRAM), for a timeline window
+    # timed as the prediction times its rounds (gpusim.timing.window); not part of to_json
+    inputs: dict = field(default_factory=dict, repr=False)
 
     @property
     def gflops(self) -> float:
@@ -174,12 +178,14 @@ def build_window(result, block_idx: list, window: int | None, seed: int = 0):
     return Trace.concat(traces), trips
 
 
-def _time(trace: Trace, gpu: GPU, levels: _Levels, active_sms: int, ptxas=None, not_issued: bool = False):
+def _time(trace: Trace, gpu: GPU, levels: _Levels, active_sms: int, ptxas=None, not_issued: bool = False,
+          log_states: int = 0):
     """ptxas: (stall counts, scoreboards, read barriers) of the kernel's SASS (control_codes), None for
-    none."""
+    none. log_states: stall intervals to keep (simulate_sm)."""
     counts, boards, reads = ptxas if ptxas else (None, None, None)
     return simulate_sm(trace, gpu, global_level=levels(trace, gpu), active_sms=active_sms,
-                       stall_counts=counts, scoreboards=boards, read_barriers=reads, not_issued=not_issued)
+                       stall_counts=counts, scoreboards=boards, read_barriers=reads, not_issued=not_issued,
+                       log_states=log_states)
 
 
 def _resident(result, gpu: GPU, r: int) -> list:
@@ -219,8 +225,9 @@ def _extrapolate_ops(a: dict, b: dict, f: float) -> dict:
 
 def time_round(result, gpu: GPU, r: int, levels: _Levels, windows=(W1, W2), full: bool = False,
                ptxas=None, not_issued: bool = False):
-    """(cycles, state-cycles+issued vector, trips, per_trip, timing, block_idx, op_states) of one
-    round of r resident CTAs; full=True times every trip (the reference for the sampling test).
+    """(cycles, state-cycles+issued vector, trips, per_trip, timing, block_idx, op_states, timing2) of
+    one round of r resident CTAs; full=True times every trip (the reference for the sampling test).
+    timing / timing2: the engine's results of the W1 / W2 windows (timing2 None when timed in full).
     ptxas: the SASS's stall counts and scoreboards (control_codes), None for none. op_states: the
     state cycles by opcode waited at, extrapolated like the vector."""
     w1, w2 = windows
@@ -230,14 +237,14 @@ def time_round(result, gpu: GPU, r: int, levels: _Levels, windows=(W1, W2), full
     if full:
         tr, trips = build_window(result, bidx, None)
         t = _time(tr, gpu, levels, n_sm, ptxas, not_issued)
-        return float(t.cycles), _state_vec(t), trips, None, t, bidx, t.op_state_cycles
+        return float(t.cycles), _state_vec(t), trips, None, t, bidx, t.op_state_cycles, None
     tr1, trips = build_window(result, bidx, w1)
     t1 = _time(tr1, gpu, levels, n_sm, ptxas, not_issued)
     if trips <= w2:
         if trips > w1:
             tr, _ = build_window(result, bidx, None)
             t1 = _time(tr, gpu, levels, n_sm, ptxas, not_issued)
-        return float(t1.cycles), _state_vec(t1), trips, None, t1, bidx, t1.op_state_cycles
+        return float(t1.cycles), _state_vec(t1), trips, None, t1, bidx, t1.op_state_cycles, None
     tr2, _ = build_window(result, bidx, w2)
     t2 = _time(tr2, gpu, levels, n_sm, ptxas, not_issued)
     per_trip = (t2.cycles - t1.cycles) / (w2 - w1)
@@ -247,7 +254,7 @@ def time_round(result, gpu: GPU, r: int, levels: _Levels, windows=(W1, W2), full
     vec = np.maximum(v1 + (trips - w1) * (v2 - v1) / (w2 - w1), 0.0)
     cycles = t1.cycles + (trips - w1) * per_trip
     ops = _extrapolate_ops(t1.op_state_cycles, t2.op_state_cycles, (trips - w1) / (w2 - w1))
-    return float(cycles), vec, trips, float(per_trip), t1, bidx, ops
+    return float(cycles), vec, trips, float(per_trip), t1, bidx, ops, t2
 
 
 W0 = 4     # trips of the window that gives the first round's CTA finish order: the fractions settle by
@@ -335,9 +342,9 @@ def predict(result, arch: str | GPU | None = None, *, levels: bool = True, windo
     levels_fn = _Levels(result, gpu, levels, schedule=schedule, slot_finish=finish,
                         pending_ns=gpu.dram_latency_ns if l2_pending else 0.0)
     for r, count in plan:
-        cyc, v, trips, per_trip, t, bidx, ops = time_round(result, gpu, r, levels_fn, windows, full, ptxas,
-                                                         not_issued)
-        rounds.append(Round(r, count, trips, cyc, per_trip, t, bidx, ops))
+        cyc, v, trips, per_trip, t, bidx, ops, t2 = time_round(result, gpu, r, levels_fn, windows, full, ptxas,
+                                                             not_issued)
+        rounds.append(Round(r, count, trips, cyc, per_trip, t, bidx, ops, t2))
         for op, st in ops.items():
             acc = op_states.setdefault(op, {})
             for k, c in st.items():
@@ -401,7 +408,8 @@ def predict(result, arch: str | GPU | None = None, *, levels: bool = True, windo
         notes.append("no SASS record of this kernel: no ptxas stall counts (each warp may issue every cycle)")
     time_ms = total_cycles / (gpu.sm_clock_max_mhz * 1e3)
     return Prediction(result.kernel, result.M, result.N, result.K, time_ms, total_cycles, m, stalls, rounds,
-                      per_sm, tuple(windows), src, notes, op_states)
+                      per_sm, tuple(windows), src, notes, op_states,
+                      {"levels": levels_fn, "ptxas": ptxas, "active_sms": min(G, gpu.sm_count), "gpu": gpu})
 
 
 __all__ = ["predict", "ptxas_facts", "Prediction", "Round", "plan_rounds", "time_round", "build_window", "W1", "W2",

@@ -4,6 +4,7 @@ import json
 import pytest
 
 from gpusim.report.cli import main
+from gpusim.timing.states import STATES
 
 
 def test_run_json(capsys):
@@ -51,15 +52,31 @@ def test_errors_are_one_line(capsys, argv, msg):
 
 
 def test_run_trace_writes_a_perfetto_timeline(tmp_path, capsys):
-    """--trace times a window and writes Chrome trace-event JSON that Perfetto opens."""
+    """--trace prints the per-warp table and writes Chrome trace-event JSON that Perfetto opens: each
+    warp's track holds its issues (one cycle, named by opcode) and its stall intervals (named by ncu
+    state), which do not overlap."""
     path = tmp_path / "t.json"
-    assert main(["run", "smemtile", "--size", "128", "--trace", "--window", "2", "--timeline", str(path)]) == 0
+    assert main(["run", "smemtile", "--size", "256", "--trace", "--window", "2", "--timeline", str(path)]) == 0
     out = capsys.readouterr().out
     assert "smsp__average_warp_latency_per_inst_issued.ratio" in out and "per-warp stalls" in out
     doc = json.loads(path.read_text())
     slices = [e for e in doc["traceEvents"] if e["ph"] == "X"]
-    assert slices and all(e["dur"] == 1 for e in slices)
-    assert doc["otherData"]["events"] == len(slices)
+    issues = [e for e in slices if e["cat"] == "issue"]
+    stalls = [e for e in slices if e["cat"] == "stall"]
+    assert issues and all(e["dur"] == 1 for e in issues) and doc["otherData"]["events"] == len(issues)
+    assert stalls and {e["name"] for e in stalls} <= set(STATES) - {"selected"}
+    assert doc["otherData"]["stall_intervals"] == len(stalls)
+    by_warp = {}
+    for e in slices:
+        by_warp.setdefault(e["tid"], []).append((e["ts"], e["ts"] + e["dur"]))
+    for spans in by_warp.values():
+        spans.sort()
+        assert all(a[1] <= b[0] for a, b in zip(spans, spans[1:]))
+
+
+def test_run_trace_needs_the_timing(capsys):
+    assert main(["run", "smemtile", "--size", "128", "--trace", "--no-time"]) == 2
+    assert "--no-time" in capsys.readouterr().err
 
 
 def test_compare_counts_only(capsys):

@@ -513,3 +513,36 @@ def test_not_issued_cycles_are_those_in_which_the_warps_smsp_issued_nothing():
     assert states(res, 1) == {"selected": 8, "not_selected": 8, "dispatch_stall": 1}
     assert not any(res.not_issued_cycles.values())
     assert simulate_sm(make_trace(chain), ARCH).not_issued_cycles == {}
+
+
+@pytest.mark.parametrize("kernel", ["smemtile", "regtile2d"])
+def test_stall_intervals_tile_each_warps_life(kernel):
+    """With log_states (the --trace timeline) the engine keeps each warp's stall intervals: kept or not,
+    the run is the same; per warp they do not overlap each other or its issue cycles, and together with
+    them they cover every cycle from launch to retirement, each interval's cycles in its state's count.
+    A capacity below the run's intervals keeps the first that end."""
+    res = gpusim.simulate(kernel, 256)
+    gpu = gpusim.get_arch("h200")
+    tr, _ = KT.build_window(res, KT._resident(res, gpu, res.occupancy.blocks_per_sm), 2)
+    counts = KT.ptxas_facts(res)[0]
+    plain = simulate_sm(tr, gpu, stall_counts=counts)
+    logged = simulate_sm(tr, gpu, stall_counts=counts, log_states=10 ** 7)
+    assert plain.state_log.shape == (0, 4)
+    assert logged.cycles == plain.cycles and logged.state_cycles == plain.state_cycles
+    assert (logged.issue_cycle == plain.issue_cycle).all()
+    log = logged.state_log
+    sel = STATES.index("selected")
+    assert (log[:, 1] != sel).all() and (log[:, 3] > log[:, 2]).all()
+    for w in range(len(logged.warps)):
+        mine = log[log[:, 0] == w]
+        busy = np.zeros(int(logged.warp_retire[w]), np.int64)
+        for _, s, t0, t1 in mine:
+            busy[t0:t1] += 1
+        busy[logged.issue_cycle[logged.row_warp == w]] += 1
+        assert (busy == 1).all()
+        by_state = np.bincount(mine[:, 1], weights=mine[:, 3] - mine[:, 2], minlength=len(STATES))
+        expect = logged.warp_state_cycles[w].copy()
+        expect[sel] = 0
+        assert (by_state == expect).all()
+    part = simulate_sm(tr, gpu, stall_counts=counts, log_states=100)
+    assert (part.state_log == log[:100]).all()
