@@ -89,6 +89,9 @@ queue freeing, a barrier release); every skipped cycle is still counted in each 
 On request (P_NOT_ISSUED) each state's cycles are also counted where the warp's SMSP issued nothing and
 held no warp at the switch bubble (ncu's not-issued PC samples, in which a dispatch stall is a selected
 warp): each SMSP keeps a running count of such cycles, read when a warp enters and leaves a state.
+On request (P_LOG_CAP > 0) the first P_LOG_CAP stall intervals to end are kept, (warp, state, first cycle,
+end cycle), for the --trace timeline; the selected cycles are the issue log. Off, the check costs ~1.5 %
+(in-process A/B, results identical on or off).
 Speed without changing a result: a warp's state is re-derived only when it can change (at
 recheck[w]: the end of its stall count, its result's ready cycle, its pipe freeing; or when an
 event clears recheck[w]: the pipe taking its load, its barrier releasing, a queue purge for a
