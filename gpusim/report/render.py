@@ -100,7 +100,7 @@ def print_summary(r, pred=None):
     if pred is None:
         console.print("[dim]predicted time: skipped (--no-time)[/dim]")
     else:
-        print_prediction(pred)
+        print_prediction(pred, r)
 
 
 def _metric_table(title, rows):
@@ -114,7 +114,7 @@ def _metric_table(title, rows):
     console.print(t)
 
 
-def print_prediction(p):
+def print_prediction(p, r=None):
     """The whole-kernel prediction in Nsight Compute's sections: GPU Speed Of Light, Occupancy,
     Memory Workload Analysis (cache model), Warp State Statistics."""
     from gpusim.report.stall_sites import not_issued_split
@@ -123,6 +123,11 @@ def print_prediction(p):
     m = p.metrics
     console.print(f"[bold]predicted time {p.time_ms:.4f} ms[/bold]  ({p.cycles:,.0f} cycles = sm__cycles_elapsed.avg, "
                   f"{p.gflops:,.0f} GFLOP/s)")
+    rec = h200_record(r, p) if r is not None else None
+    if rec is not None:
+        console.print(f"H200 recorded: {rec['time_ms_median']:.4f} ms (median; traces/hw/h200/{rec.path}): the "
+                      f"prediction is {100 * (p.time_ms / rec['time_ms_median'] - 1):+.1f} %")
+    ncu = rec.metrics if rec is not None else {}
     rounds = "; ".join(f"{r.count} x {r.ctas} resident CTA(s), {r.trips} trips"
                        + (f" at {r.per_trip:,.1f} cycles/trip" if r.per_trip else " (timed in full)")
                        for r in p.rounds)
@@ -154,10 +159,14 @@ def print_prediction(p):
             ("gpusim__dram_read_gbps", "GB/s", m.get("gpusim__dram_read_gbps")),
         ])
     total = m["smsp__average_warp_latency_per_inst_issued.ratio"]
-    st = Table(title=f"Warp State Statistics: smsp__average_warp_latency_per_inst_issued.ratio = {total:.2f}")
+    wl = "smsp__average_warp_latency_per_inst_issued.ratio"
+    st = Table(title=f"Warp State Statistics: {wl} = {total:.2f}"
+                     + (f" (H200, ncu: {ncu[wl]:.2f})" if wl in ncu else ""))
     st.add_column("stall reason (ncu)")
     st.add_column("cycles / issued inst", justify="right")
     st.add_column("share", justify="right")
+    if wl in ncu:
+        st.add_column("H200 (ncu)", justify="right")
     # how much of each reason's cycles fell while the warp's SMSP issued nothing (ncu: not-issued PC
     # samples), beside the H200's when its PC-sampling record of this launch exists
     idle = any(not_issued_metric(s) in m for s in STATES)
@@ -168,10 +177,12 @@ def print_prediction(p):
         st.add_column("H200 (PC samples)", justify="right")
     for name in sorted(STATES, key=lambda s: -p.stalls.get(stall_metric(s), 0)):
         v = p.stalls.get(stall_metric(name), 0.0)
-        if v:
+        h = ncu.get(stall_metric(name))
+        if v or (h or 0) >= 0.005:
             extra = [f"{m.get(not_issued_metric(name), 0.0):.0f} %"] if idle else []
             extra += [f"{hw[name][1]:.0f} %" if name in hw else "-"] if hw else []
-            st.add_row(name, f"{v:.3f}", f"{100 * v / total:.1f} %", *extra)
+            hcol = ([f"{h:.3f}" if h is not None else "-"] if wl in ncu else [])
+            st.add_row(name, f"{v:.3f}", f"{100 * v / total:.1f} %", *hcol, *extra)
     console.print(st)
     for q in ("mio", "lg"):
         v, pool = p.stalls.get(stall_metric(f"{q}_throttle"), 0.0), m.get(f"gpusim__{q}_throttle_sm_pool.ratio", 0.0)
@@ -181,6 +192,22 @@ def print_prediction(p):
     _print_stall_sites(p)
     for note in p.notes:
         console.print(f"[dim]note: {note}[/dim]")
+
+
+def h200_record(r, p):
+    """The committed H200 record of this very launch (kernel, its parameters, M = N = K), or None: the
+    prediction is then printed beside what the H200 measured (the validation set, not an input)."""
+    from gpusim.report.records import RecordError, hw_record
+    if r.arch.lower() != "h200" or not (p.M == p.N == p.K):
+        return None
+    try:
+        rec = hw_record(p.kernel, p.M)
+    except (RecordError, OSError, ValueError):
+        return None
+    if rec.get("params", {}) != r.params:
+        return None
+    rec.path = f"{p.kernel}_{p.M}.json"
+    return rec
 
 
 def _print_stall_sites(p, top: int = 10):

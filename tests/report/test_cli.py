@@ -98,3 +98,20 @@ def test_hw_record_refuses_without_gpu(capsys):
         pass
     assert main(["hw", "record", "naive", "--sizes", "256"]) == 2
     assert "needs cupy and a CUDA GPU" in capsys.readouterr().err
+
+
+def test_run_puts_the_h200_record_of_the_same_launch_beside_the_prediction(capsys):
+    """Where traces/hw/h200 holds this very launch (kernel, default parameters, size), `gpusim run` prints
+    its measured time and ncu's stall ratios beside the prediction, and --json carries them; another
+    parameter set has no record and gets neither."""
+    assert main(["run", "regtile1d", "--size", "1024", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    rec = json.loads(open("traces/hw/h200/regtile1d_1024.json").read())
+    assert out["h200"]["time_ms"] == rec["time_ms_median"]
+    key = "smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio"
+    assert out["h200"]["stalls"][key] == rec["ncu"]["metrics"][key]
+    assert main(["run", "regtile1d", "--size", "1024"]) == 0
+    text = capsys.readouterr().out
+    assert "H200 recorded" in text and "H200 (ncu)" in text
+    assert main(["run", "regtile1d", "--size", "1024", "--param", "TM=4", "--param", "BK=16", "--json"]) == 0
+    assert "h200" not in json.loads(capsys.readouterr().out)
