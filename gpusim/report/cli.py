@@ -42,7 +42,8 @@ def cmd_run(a):
     pred = None
     if not a.no_time:
         from gpusim.timing.kernel_time import predict
-        pred = predict(r, not_issued=True)
+        with render.progress_bar("timing (cycle engine)", enabled=not a.json) as prog:
+            pred = predict(r, not_issued=True, progress=prog)
     if a.json:
         out = r.to_json()
         if pred is not None:
@@ -60,7 +61,8 @@ def cmd_run(a):
     if a.trace:
         from gpusim.report.perfetto import write_timeline
         from gpusim.timing.window import time_window
-        window = time_window(r, pred, trips=a.window)
+        with render.progress_bar("timing the --trace window", enabled=not a.json):
+            window = time_window(r, pred, trips=a.window)
         path = a.timeline or f"traces/sim/{r.kernel}_{r.M}x{r.N}x{r.K}.json"
         shown = write_timeline(window, path)
         if not a.json:

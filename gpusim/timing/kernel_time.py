@@ -309,7 +309,7 @@ def ptxas_facts(result, scoreboards: str = "all", read_barriers: bool = True):
 def predict(result, arch: str | GPU | None = None, *, levels: bool = True, windows=(W1, W2),
             full: bool = False, control_codes: bool = True, schedule: str = "phased",
             scoreboards: str = "all", read_barriers: bool = True, l2_pending: bool = False,
-            not_issued: bool = False) -> Prediction:
+            not_issued: bool = False, progress=None) -> Prediction:
     """Predicted whole-kernel time and warp-state ratios of a simulated launch (see module doc).
     schedule: the L2 model's CTA schedule (gpusim.memory.cache): "phased" (default: slots staggered
     as the engine's first round finishes, slot_finish), "fluid", "waves", or "measured" to replay
@@ -322,7 +322,9 @@ def predict(result, arch: str | GPU | None = None, *, levels: bool = True, windo
     diagnosis): an L2 hit on a line another CTA's miss began fetching less than the DRAM latency before
     is timed at that miss's level (it gets its data with the fill), gpusim.memory.cache.l2_simulate.
     not_issued (a diagnosis): also the share of each state's cycles in which the warp's SMSP issued
-    nothing (gpusim__<state>_not_issued.pct), what ncu's PC sampling counts as not-issued samples."""
+    nothing (gpusim__<state>_not_issued.pct), what ncu's PC sampling counts as not-issued samples.
+    progress: called as progress(steps done, steps) after the first-round finish order, the L2 model and
+    each round's windows (a progress bar)."""
     if scoreboards not in ("all", "global", "none"):
         raise GpusimError(f"scoreboards must be 'all', 'global' or 'none', got {scoreboards!r}")
     if l2_pending and schedule != "measured":
@@ -337,14 +339,23 @@ def predict(result, arch: str | GPU | None = None, *, levels: bool = True, windo
     table = stall_table(result.kernel, result.params, result.M, result.N, result.K) if control_codes else None
     ptxas = ptxas_facts(result, scoreboards, read_barriers) if table else None
     finish = None
+    steps = [0, 2 + len(plan)]
+
+    def step():
+        steps[0] += 1
+        if progress:
+            progress(*steps)
     if schedule == "phased" and levels and plan and not _l2_warm(result, gpu):
         finish = slot_finish(result, gpu, result.occupancy.blocks_per_sm, ptxas)
+    step()
     levels_fn = _Levels(result, gpu, levels, schedule=schedule, slot_finish=finish,
                         pending_ns=gpu.dram_latency_ns if l2_pending else 0.0)
+    step()
     for r, count in plan:
         cyc, v, trips, per_trip, t, bidx, ops, t2 = time_round(result, gpu, r, levels_fn, windows, full, ptxas,
                                                              not_issued)
         rounds.append(Round(r, count, trips, cyc, per_trip, t, bidx, ops, t2))
+        step()
         for op, st in ops.items():
             acc = op_states.setdefault(op, {})
             for k, c in st.items():

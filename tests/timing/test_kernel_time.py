@@ -92,3 +92,11 @@ def test_predict_rejects_an_unknown_scoreboard_rule():
 def test_predict_takes_the_pending_fill_rule_only_with_the_recorded_schedule():
     with pytest.raises(GpusimError, match="l2_pending needs schedule='measured'"):
         predict(gpusim.simulate("naive", 256), l2_pending=True)
+
+
+def test_progress_reports_each_step():
+    """predict(progress=...) is told after the first-round finish order, the L2 model and each round: the
+    counts rise by one up to the total (what `gpusim run` draws its bar from)."""
+    seen = []
+    predict(gpusim.simulate("regtile2d", 2048), progress=lambda done, total: seen.append((done, total)))
+    assert seen == [(i, len(seen)) for i in range(1, len(seen) + 1)] and len(seen) >= 3
