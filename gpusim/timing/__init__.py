@@ -69,10 +69,13 @@ def _fold_pool_states(c: np.ndarray) -> np.ndarray:
     return out
 
 
-def run_lowered(lw: Lowered, arch: GPU) -> TimingResult:
-    cycles, counts, issue_cycle, finish, ctr, op_counts, lat_counts, log = E.run(
+def run_lowered(lw: Lowered, arch: GPU, log_states: int = 0) -> TimingResult:
+    """Run the cycle engine on a lowered trace; log_states: stall intervals to keep (simulate_sm)."""
+    log = np.zeros((log_states, 4), np.int64) if log_states > 0 else np.zeros(1, np.int64)
+    cycles, counts, issue_cycle, finish, ctr, op_counts, lat_counts, n_log = E.run(
         lw.warp_start, lw.warp_smsp, lw.warp_cta, lw.cta_warp_start, lw.smsp_warps, lw.smsp_start,
-        lw.rows, lw.line_id, lw.params, lw.rb_wait, lw.provider, len(lw.opcodes))
+        lw.rows, lw.line_id, lw.params, lw.rb_wait, lw.provider, len(lw.opcodes), log)
+    log = log[:n_log].copy() if log.ndim == 2 else np.zeros((0, 4), np.int64)
     if ctr[E.K_DEADLOCK]:
         raise GpusimError("timing engine deadlock: some warp waits at a barrier the rest of its CTA never reaches")
     cycles = int(cycles)
@@ -121,7 +124,6 @@ def run_lowered(lw: Lowered, arch: GPU) -> TimingResult:
     warps = np.stack([lw.ctas[lw.warp_cta], lw.warp_in_cta], axis=1)
     by_op = {lw.opcodes[i]: {name: int(op_counts[i, k]) for k, name in enumerate(STATES) if op_counts[i, k]}
              for i in range(op_counts.shape[0]) if op_counts[i].any()}
-    log = log.copy()
     log[log[:, 1] == E.S_MIO_POOL, 1] = STATES.index("mio_throttle")
     log[log[:, 1] == E.S_LG_POOL, 1] = STATES.index("lg_throttle")
     return TimingResult(cycles, n, state_cycles, counts, warps, np.diff(lw.warp_start), finish, issue_cycle,
@@ -151,8 +153,7 @@ def simulate_sm(trace: Trace, arch: str | GPU = "h200", ctas=None, *, policy: st
     gpu = get_arch(arch)
     lw = lower(trace, gpu, ctas, global_level, policy, active_sms, stall_counts, scoreboards, read_barriers)
     lw.params[E.P_NOT_ISSUED] = int(not_issued)
-    lw.params[E.P_LOG_CAP] = int(log_states)
-    return run_lowered(lw, gpu)
+    return run_lowered(lw, gpu, log_states)
 
 
 __all__ = ["simulate_sm", "TimingResult", "lower", "Lowered", "run_lowered", "STATES", "N_STATES",

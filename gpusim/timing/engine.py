@@ -89,9 +89,9 @@ queue freeing, a barrier release); every skipped cycle is still counted in each 
 On request (P_NOT_ISSUED) each state's cycles are also counted where the warp's SMSP issued nothing and
 held no warp at the switch bubble (ncu's not-issued PC samples, in which a dispatch stall is a selected
 warp): each SMSP keeps a running count of such cycles, read when a warp enters and leaves a state.
-On request (P_LOG_CAP > 0) the first P_LOG_CAP stall intervals to end are kept, (warp, state, first cycle,
-end cycle), for the --trace timeline; the selected cycles are the issue log. Off, the check costs ~1.5 %
-(in-process A/B, results identical on or off).
+On request (a 2-D `log` array) the first stall intervals to end are kept, (warp, state, first cycle, end
+cycle), for the --trace timeline; the selected cycles are the issue log. Asked or not, the results are the
+same; not asked, numba compiles the loop without the bookkeeping (_log_interval).
 Speed without changing a result: a warp's state is re-derived only when it can change (at
 recheck[w]: the end of its stall count, its result's ready cycle, its pipe freeing; or when an
 event clears recheck[w]: the pipe taking its load, its barrier releasing, a queue purge for a
@@ -108,6 +108,7 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit
+from numba.extending import overload
 
 from gpusim.timing.states import (N_STATES, S_SELECTED, S_NOT_SELECTED, S_WAIT, S_SHORT_SB, S_LONG_SB,
                                   S_MIO_THROTTLE, S_LG_THROTTLE, S_MATH_THROTTLE, S_BARRIER, S_DRAIN,
@@ -122,7 +123,7 @@ U_NONE, U_FMA, U_HEAVY, U_ALU, U_XU = range(5)
  P_L1_LAT, P_L2_LAT, P_DRAM_LAT, P_L1_SECTORS, P_FILL_BYTES, P_SECTOR_BYTES, P_BAR_RELEASE,
  P_POLICY, P_MIO_SM_DEPTH, P_LG_SM_DEPTH, P_L1_LINES, P_BAR_ARRIVE, P_L2_SHARE_FP, P_DRAM_SHARE_FP,
  P_SWITCH_FMA, P_MEM_ISSUE_IV, P_WARP_SHARED_CPW, P_SMSP_L1_CPL, P_QUEUE_AT_RETURN, P_SHARED_WB,
- P_SB_GLOBAL, P_SB_SHARED, P_DATA_PIPE_UNIFIED, P_NO_SKIP, P_NOT_ISSUED, P_LOG_CAP, N_PARAMS) = range(33)
+ P_SB_GLOBAL, P_SB_SHARED, P_DATA_PIPE_UNIFIED, P_NO_SKIP, P_NOT_ISSUED, N_PARAMS) = range(32)
 FP = 256              # sub-cycle units of the L2 / DRAM bandwidth servers
 POLICY_GTO, POLICY_LRR, POLICY_GTO_OLDEST = 0, 1, 2
 # counters vector
@@ -303,16 +304,38 @@ def _taken(r, s, t, done, at_return, ready, ret, rn, rows, pending_mem, mem_done
     return rel
 
 
+def _log_interval(log, n_log, w, st, t0, t1):
+    """Keep warp w's interval [t0, t1) in state st in log[n_log] (the stall intervals of a timeline);
+    returns the new count. Chosen by the type of `log` when numba compiles the caller: for a 1-D array
+    (no log asked for) it is nothing at all, so the cycle loop pays nothing for it."""
+    return n_log
+
+
+@overload(_log_interval, inline="always")
+def _log_interval_impl(log, n_log, w, st, t0, t1):
+    if log.ndim == 1:
+        return lambda log, n_log, w, st, t0, t1: n_log
+
+    def keep(log, n_log, w, st, t0, t1):
+        if st == S_SELECTED or t1 <= t0 or n_log >= log.shape[0]:   # issues are the issue log
+            return n_log
+        log[n_log, 0], log[n_log, 1], log[n_log, 2], log[n_log, 3] = w, st, t0, t1
+        return n_log + 1
+    return keep
+
+
 @njit(cache=True, error_model="numpy")
 def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
-        rows, line_id, params, rb_wait, provider, n_ops):
+        rows, line_id, params, rb_wait, provider, n_ops, log):
     """Simulate; returns (cycles, state_cycles[warp, state], issue_cycle[row], finish[warp], counters,
     op_state_cycles[opcode id, state], latency_state_cycles[warp, state]: the state cycles in which the
     warp's SMSP issued nothing and held no warp at dispatch).
     rows: (n, ROW_STRIDE) int32, the R_* fields of each row (pack_rows). rb_wait: per row, the memory
     row whose pipe-take (register read, ptxas's read barrier) it waits for, -1 none. provider: per L1-hit
     global load, the cache model's miss that brings its line in (lower.fill_providers), -1 none. n_ops: the
-    number of opcode ids in rows[:, R_OP] (a scan of the rows here took 2 % of regtile2d's run)."""
+    number of opcode ids in rows[:, R_OP] (a scan of the rows here took 2 % of regtile2d's run). log: (cap, 4)
+    int64 to keep up to cap stall intervals in (_log_interval; the last value returned is how many), or a
+    1-D array for none."""
     n_warps = warp_start.shape[0] - 1
     n_rows = rows.shape[0]
     n_ctas = cta_warp_start.shape[0] - 1
@@ -378,12 +401,7 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
     # "not issued" PC samples: a dispatch stall counts as a selected warp), from each SMSP's running count
     # (a diagnosis, P_NOT_ISSUED: its bookkeeping at every state change costs the loop about 5 %)
     lat_on = params[P_NOT_ISSUED] != 0
-    # the stall intervals of every warp, in the order they end (for a timeline; P_LOG_CAP > 0 asks for at
-    # most that many): (warp, engine state, first cycle, end cycle), the selected cycles left out
-    log_cap = max(params[P_LOG_CAP], 0)
-    log_on = log_cap > 0
-    log = np.zeros((max(log_cap, 1), 4), np.int64)
-    n_log = 0
+    n_log = 0       # stall intervals kept in `log` (_log_interval)
     lat_counts = np.zeros((n_warps, N_ENGINE_STATES), np.int64)
     lat_cum = np.zeros(n_smsp, np.int64)          # latency cycles of each SMSP before the current cycle
     lat_since = np.zeros(n_warps, np.int64)       # lat_cum of its SMSP when the warp entered its state
@@ -502,9 +520,7 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                             counts[w, sw] += n0
                             if lat_on:
                                 lat_counts[w, sw] += lat_cum[s] - lat_since[w]
-                            if log_on and sw != S_SELECTED and n0 > 0 and n_log < log_cap:
-                                log[n_log, 0], log[n_log, 1], log[n_log, 2], log[n_log, 3] = w, sw, since[w], t
-                                n_log += 1
+                            n_log = _log_interval(log, n_log, w, sw, since[w], t)
                             op_counts[rows[_waited_at(pc[w], sw, warp_start[w + 1]), R_OP], sw] += n0
                         state[w] = -1
                         n_left -= 1
@@ -606,9 +622,7 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                         counts[w, sw] += n0
                         if lat_on:
                             lat_counts[w, sw] += lat_cum[s] - lat_since[w]
-                        if log_on and sw != S_SELECTED and n0 > 0 and n_log < log_cap:
-                            log[n_log, 0], log[n_log, 1], log[n_log, 2], log[n_log, 3] = w, sw, since[w], t
-                            n_log += 1
+                        n_log = _log_interval(log, n_log, w, sw, since[w], t)
                         op_counts[rows[_waited_at(pc[w], sw, warp_start[w + 1]), R_OP], sw] += n0
                     state[w] = st
                     since[w] = t
@@ -652,9 +666,7 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                             counts[w, sw] += n0
                             if lat_on:
                                 lat_counts[w, sw] += lat_cum[s] - lat_since[w]
-                            if log_on and sw != S_SELECTED and n0 > 0 and n_log < log_cap:
-                                log[n_log, 0], log[n_log, 1], log[n_log, 2], log[n_log, 3] = w, sw, since[w], t
-                                n_log += 1
+                            n_log = _log_interval(log, n_log, w, sw, since[w], t)
                             op_counts[rows[_waited_at(pc[w], sw, warp_start[w + 1]), R_OP], sw] += n0
                         state[w] = st
                         since[w] = t
@@ -716,9 +728,7 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                             counts[w, sw] += n0
                             if lat_on:
                                 lat_counts[w, sw] += lat_cum[s] - lat_since[w]
-                            if log_on and sw != S_SELECTED and n0 > 0 and n_log < log_cap:
-                                log[n_log, 0], log[n_log, 1], log[n_log, 2], log[n_log, 3] = w, sw, since[w], t
-                                n_log += 1
+                            n_log = _log_interval(log, n_log, w, sw, since[w], t)
                             op_counts[rows[_waited_at(pc[w], sw, warp_start[w + 1]), R_OP], sw] += n0
                         state[w] = st
                         since[w] = t
@@ -741,9 +751,7 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                 counts[w, sw] += n0
                 if lat_on:
                     lat_counts[w, sw] += lat_cum[s] - lat_since[w]
-                if log_on and sw != S_SELECTED and n0 > 0 and n_log < log_cap:
-                    log[n_log, 0], log[n_log, 1], log[n_log, 2], log[n_log, 3] = w, sw, since[w], t
-                    n_log += 1
+                n_log = _log_interval(log, n_log, w, sw, since[w], t)
                 op_counts[rows[_waited_at(r, sw, warp_start[w + 1]), R_OP], sw] += n0
             state[w] = S_SELECTED
             since[w] = t
@@ -959,4 +967,4 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
     for w in range(n_warps):
         if finish[w] > cycles:
             cycles = finish[w]
-    return cycles, counts, issue_cycle, finish, counters, op_counts, lat_counts, log[:n_log]
+    return cycles, counts, issue_cycle, finish, counters, op_counts, lat_counts, n_log
