@@ -119,3 +119,19 @@ def test_without_loads_two_warps_of_one_smsp_take_turns_on_both():
     assert hw["same_smsp_same_trip_offset_median"][0] > 0.4 * hw_trip
     trip, off = trip_and_offset(dot_pair_run([0, 4], loads=False)[0])
     assert off[0] > 0.4 * trip
+
+
+def test_the_committed_sass_is_the_recorded_binarys():
+    """traces/hw/h200/micro/dot_pair.sass (the PCs of dot_pair_ncu.json's samples) is the binary the records
+    ran: its loops' ptxas stall counts are those the record took from its own build, and its loops sit at
+    the record's PCs."""
+    import sys
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "kernels_cuda" / "micro"))
+    from dot_pair import loop_range, loop_stall_counts
+    sass = (Path(__file__).resolve().parents[2] / "traces/hw/h200/micro/dot_pair.sass").read_text()
+    assert loop_stall_counts(sass) == REC["details"]["loop_stall_counts"]
+    assert loop_stall_counts(sass, "dot_ffma") == REC["details"]["loop_stall_counts_ffma"]
+    ncu = json.loads((Path(__file__).resolve().parents[2] / "traces/hw/h200/micro/dot_pair_ncu.json").read_text())
+    pcs = {r["kernel"]: r["loop_pcs"] for r in ncu["details"]["rows"]}
+    for kernel in ("dot_pair", "dot_ffma"):
+        assert [f"0x{x:04x}" for x in loop_range(sass, kernel)] == pcs[kernel]
