@@ -92,6 +92,11 @@ class GPU:
     # operand reuse across warps; ncu shows the bubble as dispatch_stall). micro/fma_operands.json:
     # only FFMAs reading three registers; with an immediate operand 0.92 / 0.96 (no bubble)
     fma_warp_switch_bubble: bool = True     # [M] micro/fma_issue_rate.json
+    # [M] micro/launch_overhead.json: an empty kernel's launch between two CUDA events, queued behind other
+    # work as the ladder's timed launches are, 3.55 us (1 CTA; 3.6-4.3 us up to 1024 CTAs, more with more
+    # CTAs as the block scheduler hands them out, which a kernel with work does while it runs). What a
+    # recorded time holds besides the kernel's work; the prediction adds it to the engine's cycles.
+    launch_overhead_us: float = 3.55
     l2_bandwidth_gbps: float = 7368.9       # [M] micro/bandwidth_l2.json, chip-wide L2 read
     dram_achieved_bandwidth_gbps: float = 4328.9  # [M] micro/bandwidth_dram.json, chip-wide read
     # [M] micro/lg_throughput.json: a global load that hits L1 costs one L1TEX data-stage wavefront per

@@ -20,9 +20,10 @@ predicted kernel time with ncu-named warp-state ratios:
    frees when its CTA retires; we take the rounds as back to back, as the H200's block
    scheduler refills them, ignoring the stagger between slots: the recorded schedules,
    traces/hw/h200/ctasched/, show lockstep waves for the tiled kernels but two phases half a
-   CTA apart for naive and smemtile). time_ms = cycles / SM clock.
-   No launch overhead is added: there is no microbenchmark record of it (an empty-kernel
-   launch was not measured), so the prediction is the kernel's execution alone.
+   CTA apart for naive and smemtile). time_ms = cycles / SM clock + launch overhead.
+   time_ms adds the launch's fixed overhead as the records' CUDA events see it (the preset's
+   launch_overhead_us: an empty launch queued behind other work, micro/launch_overhead.json);
+   the cycles are the kernel's execution alone.
 
 Sampling error (stated and tested in tests/timing/test_kernel_time.py against a full engine
 run of every trip): the extrapolation is exact when every steady trip costs the same; the
@@ -376,6 +377,7 @@ def predict(result, arch: str | GPU | None = None, *, levels: bool = True, windo
         "sm__warps_active.avg.pct_of_peak_sustained_active": 100.0 * active / (total_cycles * gpu.max_warps_per_sm),
         "smsp__warps_active.avg.per_cycle_active": active / (smsp * total_cycles),
         "gpusim__inst_issued_per_sm": issued,
+        "gpusim__launch_overhead_us": gpu.launch_overhead_us,
     }
     m.update(stalls)
     busy = dict(zip(_BUSY, vec[len(STATES):len(STATES) + len(_BUSY)]))
@@ -405,7 +407,8 @@ def predict(result, arch: str | GPU | None = None, *, levels: bool = True, windo
     src = levels_fn.source
     if src == "all L2":
         notes.append("every global load is timed as an L2 hit (gpusim.memory.cache not available)")
-    notes.append("no kernel launch overhead is added (no microbenchmark record of it)")
+    notes.append(f"time adds a launch's overhead as CUDA events see it, {gpu.launch_overhead_us:.2f} us "
+                 "(micro/launch_overhead.json: an empty kernel's launch queued behind other work)")
     if finish is not None:
         notes.append("L2 model: CTA slots phased as the first round finishes (" +
                      " / ".join(f"{f:.2f}" for f in finish) + ")")
@@ -417,7 +420,7 @@ def predict(result, arch: str | GPU | None = None, *, levels: bool = True, windo
         notes.append(f"issue gaps: ptxas's stall counts from {table[1]}.sass")
     elif control_codes:
         notes.append("no SASS record of this kernel: no ptxas stall counts (each warp may issue every cycle)")
-    time_ms = total_cycles / (gpu.sm_clock_max_mhz * 1e3)
+    time_ms = total_cycles / (gpu.sm_clock_max_mhz * 1e3) + gpu.launch_overhead_us / 1e3
     return Prediction(result.kernel, result.M, result.N, result.K, time_ms, total_cycles, m, stalls, rounds,
                       per_sm, tuple(windows), src, notes, op_states,
                       {"levels": levels_fn, "ptxas": ptxas, "active_sms": min(G, gpu.sm_count), "gpu": gpu})

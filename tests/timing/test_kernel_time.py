@@ -45,7 +45,7 @@ def test_deterministic():
 def test_prediction_fields():
     p = predict(gpusim.simulate("smemtile", 256))
     m = p.metrics
-    assert p.time_ms == pytest.approx(p.cycles / 1.98e6)
+    assert p.time_ms == pytest.approx(p.cycles / 1.98e6 + gpusim.get_arch("h200").launch_overhead_us / 1e3)
     total = sum(p.stalls.values())
     assert total == pytest.approx(m["smsp__average_warp_latency_per_inst_issued.ratio"])
     assert p.stalls["smsp__average_warps_issue_stalled_selected_per_issue_active.ratio"] == pytest.approx(1.0)
@@ -55,7 +55,7 @@ def test_prediction_fields():
 
 # What the model achieves today at 1024^3 (bench/bench_timing.py has all sizes): every ladder
 # kernel within 25 % of the recorded CUDA-event time. Issue 4's target (MAPE <= 10 %, no point
-# worse than 20 %) is not met yet at every size and is not asserted here.
+# worse than 20 %, over the three sizes) is a benchmark's figure, not a timed test's.
 ACHIEVED_TOLERANCE_1024 = 0.25
 
 
@@ -100,3 +100,19 @@ def test_progress_reports_each_step():
     seen = []
     predict(gpusim.simulate("regtile2d", 2048), progress=lambda done, total: seen.append((done, total)))
     assert seen == [(i, len(seen)) for i in range(1, len(seen) + 1)] and len(seen) >= 3
+
+
+def test_launch_overhead_from_its_micro():
+    """The predicted time adds what CUDA events see of a launch besides its work: the preset's figure is
+    micro/launch_overhead.json's empty launch (one CTA of 256 threads) queued behind other work, as the
+    ladder's timed launches run. Up to 1024 CTAs the launch shape hardly matters (3.4-4.4 us); paced by
+    the host instead, an empty launch measures the host's launch path, longer."""
+    rec = json.loads((HW / "micro" / "launch_overhead.json").read_text())
+    gpu = gpusim.get_arch("h200")
+    assert gpu.launch_overhead_us == pytest.approx(rec["value"], abs=0.01)
+    rows = rec["details"]["rows"]
+    small = [r for r in rows if r["grid"] <= 1024]
+    assert all(3.4 <= r["queued_us_median"] <= 4.4 for r in small)
+    assert all(r["paced_us_median"] > r["queued_us_median"] + 1.0 for r in small)
+    p = predict(gpusim.simulate("regtile2d", 512))
+    assert p.time_ms - p.cycles / (gpu.sm_clock_max_mhz * 1e3) == pytest.approx(gpu.launch_overhead_us / 1e3)
