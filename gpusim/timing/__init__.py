@@ -16,7 +16,7 @@ from gpusim.arch import get_arch, GPU
 from gpusim.errors import GpusimError
 from gpusim.timing import engine as E
 from gpusim.timing.lower import lower, Lowered, LEVEL_L1, LEVEL_L2, LEVEL_DRAM
-from gpusim.timing.states import STATES, N_STATES, stall_metric
+from gpusim.timing.states import STATES, N_STATES, stall_metric, warp_ratios
 from gpusim.trace.trace import Trace
 
 
@@ -44,11 +44,7 @@ class TimingResult:
 
     def warp_metrics(self, i: int) -> dict:
         """The ncu ratios for warp i alone (its cycles per its issued instructions)."""
-        n = max(int(self.warp_issued[i]), 1)
-        out = {"smsp__average_warp_latency_per_inst_issued.ratio": float(self.warp_retire[i]) / n}
-        for k, name in enumerate(STATES):
-            out[stall_metric(name)] = float(self.warp_state_cycles[i, k]) / n
-        return out
+        return warp_ratios(self.warp_retire[i], self.warp_issued[i], self.warp_state_cycles[i])
 
 
 def not_issued_metric(state: str) -> str:

@@ -27,3 +27,13 @@ N_STATES = len(STATES)
 def stall_metric(name: str) -> str:
     """The ncu metric for the cycles warps spent in state `name`, per issued instruction."""
     return f"smsp__average_warps_issue_stalled_{name}_per_issue_active.ratio"
+
+
+def warp_ratios(active_cycles, issued, state_cycles) -> dict:
+    """One warp's ncu ratios: its cycles in total and in each state (state_cycles[k] for STATES[k]) per
+    instruction it issued."""
+    n = max(int(issued), 1)
+    out = {"smsp__average_warp_latency_per_inst_issued.ratio": float(active_cycles) / n}
+    for k, name in enumerate(STATES):
+        out[stall_metric(name)] = float(state_cycles[k]) / n
+    return out

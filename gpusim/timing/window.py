@@ -20,7 +20,7 @@ import numpy as np
 
 from gpusim.errors import GpusimError
 from gpusim.timing import TimingResult
-from gpusim.timing.states import STATES
+from gpusim.timing.states import warp_ratios
 from gpusim.trace.trace import Trace
 
 LOG_CAP = 1_000_000     # stall intervals kept for a timeline (32 MB); a longer window's timeline stops earlier
@@ -44,12 +44,7 @@ class Window:
 
     def warp_metrics(self, i: int) -> dict:
         """Warp i's cycles per issued instruction in total and in each state (ncu's ratio names)."""
-        from gpusim.timing.states import stall_metric
-        n = max(int(self.warp_issued[i]), 1)
-        out = {"smsp__average_warp_latency_per_inst_issued.ratio": float(self.warp_active[i]) / n}
-        for k, name in enumerate(STATES):
-            out[stall_metric(name)] = float(self.warp_states[i, k]) / n
-        return out
+        return warp_ratios(self.warp_active[i], self.warp_issued[i], self.warp_states[i])
 
 
 def time_window(result, pred, trips: int | None = None, log_states: int = LOG_CAP) -> Window:
