@@ -5,7 +5,11 @@ otherwise a stand-in below that follows kernels_cuda/regtile2d.cu and the basic 
 SASS in traces/static/regtile2d.json), times the rows of the CTAs resident on one SM (2 at
 94 registers x 256 threads), warms numba up once, then prints the best of --repeat runs and a
 first look at the result. Times are this thread's CPU time (one core), best of --repeat.
-With --ladder it then prints the rate on every ladder kernel the same way.
+That is the engine bare: no ptxas facts, every global load an L2 hit. It then times the engine as
+`gpusim run` runs it: regtile2d at 4096, the first round's CTAs over 64 trips, with the cache model's
+memory levels and ptxas's stall counts, dependency and read barriers (the prediction's inputs); the
+stall counts make warps wait more cycles per instruction, so this rate is the lower one.
+With --ladder it then prints both rates on every ladder kernel (as run: at 1024, 16 trips).
 Usage: python bench/bench_engine.py [--size 256] [--repeat 5] [--ctas 2] [--ladder]
 """
 import argparse
@@ -18,6 +22,7 @@ import gpusim  # noqa: E402
 from gpusim.errors import UnknownKernel  # noqa: E402
 from gpusim.kernel import KernelSpec, align_period  # noqa: E402
 from gpusim.timing import simulate_sm, lower, run_lowered, STATES  # noqa: E402
+from gpusim.timing.kernel_time import build_window, predict  # noqa: E402
 
 
 def regtile2d_standin(k, M, N, K, alpha, A, B, beta, C, BM=128, BN=128, BK=8, TM=8, TN=8):
@@ -99,16 +104,38 @@ def main():
           f"{m['smsp__issue_active.avg.pct_of_peak_sustained_active']:.1f} %")
     ratios = sorted(((res.state_cycles[s] / res.inst_issued, s) for s in STATES), reverse=True)
     print("  " + ", ".join(f"{s} {r:.2f}" for r, s in ratios if r > 0))
+    lw_p = as_predicted("regtile2d", 4096, 64)
+    r_p = run_lowered(lw_p, arch)
+    best_p = min(_timed(lw_p, arch) for _ in range(a.repeat))
+    print(f"as gpusim run times it (regtile2d 4096, first round, 64 trips, cache model and ptxas facts): "
+          f"{r_p.inst_issued:,} warp-instructions, {r_p.cycles:,} cycles, best {best_p * 1e3:.1f} ms -> "
+          f"{r_p.inst_issued / best_p / 1e6:.1f} M warp-inst/s")
     if a.ladder:
         # the rate depends on the kernel: the engine's work grows with the warps that are eligible or
         # wait on a shared resource each cycle (many-warp, memory-bound kernels are the slow ones)
-        print(f"\nevery ladder kernel, {a.size}^3 full mode, {a.ctas} CTAs on one SM (best of 3):")
+        print(f"\nevery ladder kernel, best of 3: bare ({a.size}^3 full mode, {a.ctas} CTAs on one SM) and as run "
+              f"(1024, the first round over 16 trips, cache model and ptxas facts):")
         for k in gpusim.kernel.LADDER:
             lw_k = lower(gpusim.simulate(k, a.size, mode="full", keep_trace=True).trace, arch, ctas=range(a.ctas))
             r_k = run_lowered(lw_k, arch)
             t_k = min(_timed(lw_k, arch) for _ in range(3))
-            print(f"  {k:11s} {lw_k.warp_start.shape[0] - 1:3d} warps  {r_k.inst_issued:9,d} warp-inst  "
-                  f"{r_k.inst_issued / t_k / 1e6:5.1f} M/s", flush=True)
+            lw_q = as_predicted(k, 1024, 16)
+            r_q = run_lowered(lw_q, arch)
+            t_q = min(_timed(lw_q, arch) for _ in range(3))
+            print(f"  {k:11s} {lw_k.warp_start.shape[0] - 1:3d} warps  bare {r_k.inst_issued / t_k / 1e6:5.1f} M/s   "
+                  f"as run {lw_q.warp_start.shape[0] - 1:3d} warps {r_q.inst_issued / t_q / 1e6:5.1f} M/s", flush=True)
+
+
+def as_predicted(kernel: str, size: int, trips: int):
+    """The lowered trace of the first round of a launch over `trips` trips, with the inputs the prediction
+    gives the engine (kernel_time.predict: memory levels, ptxas's facts, SMs sharing L2/DRAM)."""
+    r = gpusim.simulate(kernel, size, keep_trace=True)
+    p = predict(r)
+    inp, r0 = p.inputs, p.rounds[0]
+    tr, _ = build_window(r, r0.block_idx, trips)
+    counts, boards, reads = inp["ptxas"] or (None, None, None)
+    return lower(tr, inp["gpu"], global_level=inp["levels"](tr, inp["gpu"]), active_sms=inp["active_sms"],
+                 stall_counts=counts, scoreboards=boards, read_barriers=reads)
 
 
 def _timed(lw, arch):

@@ -19,7 +19,7 @@ Model (all times integer SM cycles; `t` is the current cycle):
                      ptxas's dependency barriers on (P_SB_GLOBAL, P_SB_SHARED), a global or
                      shared load beyond its class's barrier count in the kernel's SASS shares the
                      last one, and a consumer waits for every
-                     load on its producer's barrier (_sb_issue); a memory row with a read wait
+                     load on its producer's barrier (at issue, in run); a memory row with a read wait
                      (rb_wait, ptxas's read barriers: lower.read_waits) waits until the pipe has
                      taken that earlier memory row of its warp (long_scoreboard; short_scoreboard
                      behind a shared one);
@@ -179,45 +179,6 @@ def _oldest_head(buf, head, cnt, issue_cycle, smsp_free, t):
 
 
 N_SB = 6          # dependency barriers per warp (sm_90 control codes: SB0-SB5)
-
-
-@njit(cache=True, error_model="numpy")
-def _sb_issue(r, w, c, rows, sb_k, sb_claim, sb_untaken, sb_ready, sb_gen, sb_last, row_sb, row_gen):
-    """Row r of warp w issues: the barriers its producers sit on are cleared (it waited for them),
-    and a global / shared load claims a free barrier of its class while the class has fewer than
-    sb_k, else joins the class's latest one (ptxas's allocation: its counters are shared)."""
-    for j in range(3):
-        d = rows[r, R_DEP + j]
-        if d >= 0 and row_sb[d] >= 0 and row_gen[d] == sb_gen[w, row_sb[d]]:
-            b = row_sb[d]
-            cls = sb_claim[w, b]
-            sb_claim[w, b] = 0
-            sb_untaken[w, b] = 0
-            sb_ready[w, b] = 0
-            sb_gen[w, b] += 1
-            if cls > 0 and sb_last[w, cls] == b:
-                sb_last[w, cls] = -1
-    k = 1 if c == C_LDG else (2 if c == C_LDS else 0)
-    if k == 0 or sb_k[k] <= 0:
-        return
-    held = 0
-    free = -1
-    for b in range(N_SB):
-        if sb_claim[w, b] == k:
-            held += 1
-        elif sb_claim[w, b] == 0 and free < 0:
-            free = b
-    if held < sb_k[k] and free >= 0:
-        b = free
-        sb_claim[w, b] = k
-        sb_last[w, k] = b
-    elif sb_last[w, k] >= 0:
-        b = sb_last[w, k]
-    else:
-        return              # every barrier held by the other class: no barrier (waits on its own data)
-    row_sb[r] = b
-    row_gen[r] = sb_gen[w, b]
-    sb_untaken[w, b] += 1
 
 
 @njit(cache=True, inline="always", error_model="numpy")
@@ -765,7 +726,42 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
             smsp_last_t[s] = t
             smsp_last_w[s] = w
             if sb_on:
-                _sb_issue(r, w, c, rows, sb_k, sb_claim, sb_untaken, sb_ready, sb_gen, sb_last, row_sb, row_gen)
+                # ptxas's dependency barriers: the barriers its producers sit on are cleared (it waited for
+                # them), and a global / shared load claims a free barrier of its class while the class has
+                # fewer than sb_k, else joins the class's latest one (ptxas's allocation: its counters are
+                # shared). Written out here: as a function, inlined or not, it took a third of the loop (its
+                # nine array arguments cost reference counting at every call)
+                for jd in range(3):
+                    dd = rows[r, R_DEP + jd]
+                    if dd >= 0 and row_sb[dd] >= 0 and row_gen[dd] == sb_gen[w, row_sb[dd]]:
+                        bb = row_sb[dd]
+                        cls_b = sb_claim[w, bb]
+                        sb_claim[w, bb] = 0
+                        sb_untaken[w, bb] = 0
+                        sb_ready[w, bb] = 0
+                        sb_gen[w, bb] += 1
+                        if cls_b > 0 and sb_last[w, cls_b] == bb:
+                            sb_last[w, cls_b] = -1
+                kc = 1 if c == C_LDG else (2 if c == C_LDS else 0)
+                if kc > 0 and sb_k[kc] > 0:
+                    held = 0
+                    free_b = -1
+                    for bb in range(N_SB):
+                        if sb_claim[w, bb] == kc:
+                            held += 1
+                        elif sb_claim[w, bb] == 0 and free_b < 0:
+                            free_b = bb
+                    bb = -1
+                    if held < sb_k[kc] and free_b >= 0:
+                        bb = free_b
+                        sb_claim[w, bb] = kc
+                        sb_last[w, kc] = bb
+                    elif sb_last[w, kc] >= 0:
+                        bb = sb_last[w, kc]
+                    if bb >= 0:         # (else every barrier is held by the other class: it waits on its own data)
+                        row_sb[r] = bb
+                        row_gen[r] = sb_gen[w, bb]
+                        sb_untaken[w, bb] += 1
             if c == C_FIXED:
                 ready[r] = t + lat
                 u = unit
