@@ -182,16 +182,6 @@ N_SB = 6          # dependency barriers per warp (sm_90 control codes: SB0-SB5)
 
 
 @njit(cache=True, inline="always", error_model="numpy")
-def _sb_taken(r, w, rdy, row_sb, row_gen, sb_gen, sb_untaken, sb_ready):
-    """The pipe took load r: its barrier counts one fewer untaken load and its data return."""
-    b = row_sb[r]
-    if row_gen[r] == sb_gen[w, b]:
-        sb_untaken[w, b] -= 1
-        if rdy > sb_ready[w, b]:
-            sb_ready[w, b] = rdy
-
-
-@njit(cache=True, inline="always", error_model="numpy")
 def _global_level(r, rows, provider, taken_at, fetched_for):
     """(level a global row is served from now, whether it fetches the line for its provider): a hit
     whose provider miss has not reached L1TEX fetches in its stead (the first such hit only); a miss
@@ -246,23 +236,6 @@ def _clear_recheck(state, recheck, st, st_pool):
     for w in range(state.shape[0]):
         if state[w] == st or state[w] == st_pool:
             recheck[w] = 0
-
-
-@njit(cache=True, inline="always", error_model="numpy")
-def _taken(r, s, t, done, at_return, ready, ret, rn, rows, pending_mem, mem_done, recheck, taken_at):
-    """The pipe took row r from SMSP s's queue at t; its data is back at `done`. Books the queue
-    entry's release (at the return, or at t when entries free as the pipe takes them) and the
-    warp's outstanding memory work; returns the release time."""
-    ready[r] = done
-    taken_at[r] = t         # its registers are read now: a read barrier on it clears
-    rel = done if at_return else t
-    ret[s, rn[s]] = rel
-    rn[s] += 1
-    w = rows[r, R_WARP]
-    pending_mem[w] -= 1
-    mem_done[w] = max(mem_done[w], done)
-    recheck[w] = 0          # its scoreboard or drain now has a time
-    return rel
 
 
 def _log_interval(log, n_log, w, st, t0, t1):
@@ -855,10 +828,22 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                 shared_free = t + n_sm
                 warp_shared_free[w] = t_w + n_warp
                 counters[K_SHARED_BUSY] += n          # wavefronts, as ncu counts them
-                rel = _taken(r, s, t, done, at_return, ready, mio_ret, mio_rn, rows, pending_mem, mem_done, recheck,
-                             taken_at)
-                if sb_on and row_sb[r] >= 0:
-                    _sb_taken(r, w, ready[r], row_sb, row_gen, sb_gen, sb_untaken, sb_ready)
+                # taken: its data is back at `done`, its registers are read now (a read barrier on it clears),
+                # its queue entry is released at the return (at_return) or now, its warp's scoreboard or drain
+                # has a time; the barrier it sits on counts one fewer untaken load (written out, as at issue)
+                ready[r] = done
+                taken_at[r] = t
+                rel = done if at_return else t
+                mio_ret[s, mio_rn[s]] = rel
+                mio_rn[s] += 1
+                pending_mem[w] -= 1
+                mem_done[w] = max(mem_done[w], done)
+                recheck[w] = 0
+                if sb_on and row_sb[r] >= 0 and row_gen[r] == sb_gen[w, row_sb[r]]:
+                    bb = row_sb[r]
+                    sb_untaken[w, bb] -= 1
+                    if done > sb_ready[w, bb]:
+                        sb_ready[w, bb] = done
                 mio_nr = min(mio_nr, rel)
                 mio_nr_s[s] = min(mio_nr_s[s], rel)
                 wake = min(wake, done)
@@ -924,15 +909,27 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                             fill_at = max(fill_at, line_ready[line_id[j]])
                 else:
                     done = t + l1_cpl * n
-                rel = _taken(r, s, t, max(done, fill_at), at_return, ready, lg_ret, lg_rn, rows, pending_mem,
-                             mem_done, recheck, taken_at)
+                # taken (as the shared pipe's, above)
+                wt = np.int64(rows[r, R_WARP])
+                dt = max(done, fill_at)
+                ready[r] = dt
+                taken_at[r] = t
+                rel = dt if at_return else t
+                lg_ret[s, lg_rn[s]] = rel
+                lg_rn[s] += 1
+                pending_mem[wt] -= 1
+                mem_done[wt] = max(mem_done[wt], dt)
+                recheck[wt] = 0
                 if fill_at > done:
                     # the hit's queue entry frees with its own return; its data waits for the fill
                     ready[r] = fill_at
-                    mem_done[rows[r, R_WARP]] = max(mem_done[rows[r, R_WARP]], fill_at)
+                    mem_done[wt] = max(mem_done[wt], fill_at)
                     wake = min(wake, fill_at)
-                if sb_on and row_sb[r] >= 0:
-                    _sb_taken(r, rows[r, R_WARP], ready[r], row_sb, row_gen, sb_gen, sb_untaken, sb_ready)
+                if sb_on and row_sb[r] >= 0 and row_gen[r] == sb_gen[wt, row_sb[r]]:
+                    bb = row_sb[r]
+                    sb_untaken[wt, bb] -= 1
+                    if ready[r] > sb_ready[wt, bb]:
+                        sb_ready[wt, bb] = ready[r]
                 lg_nr = min(lg_nr, rel)
                 lg_nr_s[s] = min(lg_nr_s[s], rel)
                 wake = min(wake, done)
