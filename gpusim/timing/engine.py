@@ -165,36 +165,7 @@ def pack_rows(cls, unit, lat, wf, sectors, lines, level, gap, line_ptr, dep, row
     return rows
 
 
-@njit(cache=True, error_model="numpy")
-def _oldest_head(buf, head, cnt, issue_cycle, smsp_free, t):
-    """SMSP whose queue head was issued first (ties: lowest SMSP) among those whose own path into
-    the pipe is free at t, -1 if none."""
-    best, best_t = -1, INF
-    for s in range(cnt.shape[0]):
-        if cnt[s] > 0 and smsp_free[s] <= t:
-            ti = issue_cycle[buf[s, head[s]]]
-            if ti < best_t:
-                best, best_t = s, ti
-    return best
-
-
 N_SB = 6          # dependency barriers per warp (sm_90 control codes: SB0-SB5)
-
-
-@njit(cache=True, inline="always", error_model="numpy")
-def _global_level(r, rows, provider, taken_at, fetched_for):
-    """(level a global row is served from now, whether it fetches the line for its provider): a hit
-    whose provider miss has not reached L1TEX fetches in its stead (the first such hit only); a miss
-    whose line such a hit already fetched is a hit on that fill. Stores: 0. Nothing is changed."""
-    if rows[r, R_CLS] != C_LDG:
-        return np.int64(0), False
-    lv = np.int64(rows[r, R_LEVEL])
-    p = provider[r]
-    if lv == 0 and p >= 0 and taken_at[p] >= INF and not fetched_for[p]:
-        return np.int64(rows[p, R_LEVEL]), True
-    if lv > 0 and fetched_for[r]:
-        return np.int64(0), False
-    return lv, False
 
 
 @njit(cache=True, error_model="numpy")
@@ -287,7 +258,6 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
     mem_iv = params[P_MEM_ISSUE_IV]
     shared_cpw, l1_cpl, shared_wb = params[P_WARP_SHARED_CPW], params[P_SMSP_L1_CPL], params[P_SHARED_WB]
     warp_shared_free = np.zeros(n_warps, np.int64)  # each warp's own return path from the shared pipe
-    no_smsp_limit = np.zeros(n_smsp, np.int64)      # (the shared pipe takes any SMSP's head)
     smsp_l1_free = np.zeros(n_smsp, np.int64)       # ... and into the L1TEX data stage
     last_mem = np.full(n_warps, -(INF // 2), np.int64)   # each warp's last memory-instruction issue
     at_return = params[P_QUEUE_AT_RETURN]
@@ -799,15 +769,39 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
             chg_cnt -= 1
         # ---- shared pipe: one wavefront and shared_wb register writes per cycle per SM; a warp's
         # load returns one wavefront per shared_cpw cycles and one register write per cycle
+        # the LG queue head L1TEX takes next, if it is free: the one issued first (ties: lowest SMSP) among the
+        # SMSPs whose own path into it is free; and where that load is served from now: a hit whose provider
+        # miss has not reached L1TEX fetches the line in its stead (the first such hit only), a miss whose
+        # line such a hit already fetched is a hit on that fill, a store 0. Found once for both pipes below.
+        g_l1, lv_g, fetch_g = -1, np.int64(0), False
+        if l1_free <= t and lg_q > 0:
+            g_t = INF
+            for s2 in range(n_smsp):
+                if lg_cnt[s2] > 0 and smsp_l1_free[s2] <= t:
+                    ti = issue_cycle[lg_buf[s2, lg_head[s2]]]
+                    if ti < g_t:
+                        g_l1, g_t = s2, ti
+            if g_l1 >= 0:
+                rg = lg_buf[g_l1, lg_head[g_l1]]
+                if rows[rg, R_CLS] == C_LDG:
+                    lv_g = np.int64(rows[rg, R_LEVEL])
+                    pg = provider[rg]
+                    if lv_g == 0 and pg >= 0 and taken_at[pg] >= INF and not fetched_for[pg]:
+                        lv_g, fetch_g = np.int64(rows[pg, R_LEVEL]), True
+                    elif lv_g > 0 and fetched_for[rg]:
+                        lv_g = np.int64(0)
         if shared_free <= t and mio_q > 0:
-            s = _oldest_head(mio_buf, mio_head, mio_cnt, issue_cycle, no_smsp_limit, t)
-            if s >= 0 and data_unified and l1_free <= t and lg_q > 0:
+            s, s_t = -1, INF        # the MIO head issued first (ties: lowest SMSP)
+            for s2 in range(n_smsp):
+                if mio_cnt[s2] > 0:
+                    ti = issue_cycle[mio_buf[s2, mio_head[s2]]]
+                    if ti < s_t:
+                        s, s_t = s2, ti
+            if (s >= 0 and data_unified and g_l1 >= 0 and lv_g == 0
+                    and issue_cycle[lg_buf[g_l1, lg_head[g_l1]]] < s_t):
                 # one data pipe for both: an older global request waiting at L1TEX that needs the
                 # pipe now (a hit or a store; a miss uses it when its fill lands) goes first
-                g = _oldest_head(lg_buf, lg_head, lg_cnt, issue_cycle, smsp_l1_free, t)
-                if g >= 0 and issue_cycle[lg_buf[g, lg_head[g]]] < issue_cycle[mio_buf[s, mio_head[s]]]:
-                    if _global_level(lg_buf[g, lg_head[g]], rows, provider, taken_at, fetched_for)[0] == 0:
-                        s = -1
+                s = -1
             if s >= 0:
                 r = mio_buf[s, mio_head[s]]
                 mio_head[s] = (mio_head[s] + 1) % mio_depth
@@ -852,10 +846,10 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
         # ---- L1TEX: one request and l1_sectors sectors per cycle per SM; L2/DRAM fill path
         l1_blocked = False      # the oldest head waits for the data pipe: nothing at L1TEX moves before it frees
         if l1_free <= t and lg_q > 0:
-            s = _oldest_head(lg_buf, lg_head, lg_cnt, issue_cycle, smsp_l1_free, t)
+            s = g_l1
             lv, fetch_for_p = np.int64(0), False
             if s >= 0:
-                lv, fetch_for_p = _global_level(lg_buf[s, lg_head[s]], rows, provider, taken_at, fetched_for)
+                lv, fetch_for_p = lv_g, fetch_g
                 if data_unified and lv == 0 and shared_free > t:
                     s = -1          # a hit (or store) needs the data pipe now; it is busy
                     l1_blocked = True
