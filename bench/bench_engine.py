@@ -22,7 +22,7 @@ import gpusim  # noqa: E402
 from gpusim.errors import UnknownKernel  # noqa: E402
 from gpusim.kernel import KernelSpec, align_period  # noqa: E402
 from gpusim.timing import simulate_sm, lower, run_lowered, STATES  # noqa: E402
-from gpusim.timing.kernel_time import build_window, predict  # noqa: E402
+from gpusim.timing.kernel_time import lowered_round, predict  # noqa: E402
 
 
 def regtile2d_standin(k, M, N, K, alpha, A, B, beta, C, BM=128, BN=128, BK=8, TM=8, TN=8):
@@ -104,7 +104,7 @@ def main():
           f"{m['smsp__issue_active.avg.pct_of_peak_sustained_active']:.1f} %")
     ratios = sorted(((res.state_cycles[s] / res.inst_issued, s) for s in STATES), reverse=True)
     print("  " + ", ".join(f"{s} {r:.2f}" for r, s in ratios if r > 0))
-    lw_p = as_predicted("regtile2d", 4096, 64)
+    lw_p = as_run("regtile2d", 4096, 64)
     r_p = run_lowered(lw_p, arch)
     best_p = min(_timed(lw_p, arch) for _ in range(a.repeat))
     print(f"as gpusim run times it (regtile2d 4096, first round, 64 trips, cache model and ptxas facts): "
@@ -119,23 +119,18 @@ def main():
             lw_k = lower(gpusim.simulate(k, a.size, mode="full", keep_trace=True).trace, arch, ctas=range(a.ctas))
             r_k = run_lowered(lw_k, arch)
             t_k = min(_timed(lw_k, arch) for _ in range(3))
-            lw_q = as_predicted(k, 1024, 16)
+            lw_q = as_run(k, 1024, 16)
             r_q = run_lowered(lw_q, arch)
             t_q = min(_timed(lw_q, arch) for _ in range(3))
             print(f"  {k:11s} {lw_k.warp_start.shape[0] - 1:3d} warps  bare {r_k.inst_issued / t_k / 1e6:5.1f} M/s   "
                   f"as run {lw_q.warp_start.shape[0] - 1:3d} warps {r_q.inst_issued / t_q / 1e6:5.1f} M/s", flush=True)
 
 
-def as_predicted(kernel: str, size: int, trips: int):
-    """The lowered trace of the first round of a launch over `trips` trips, with the inputs the prediction
-    gives the engine (kernel_time.predict: memory levels, ptxas's facts, SMs sharing L2/DRAM)."""
+
+def as_run(kernel: str, size: int, trips: int):
+    """The first round of a launch over `trips` trips, as `gpusim run` gives it to the engine."""
     r = gpusim.simulate(kernel, size, keep_trace=True)
-    p = predict(r)
-    inp, r0 = p.inputs, p.rounds[0]
-    tr, _ = build_window(r, r0.block_idx, trips)
-    counts, boards, reads = inp["ptxas"] or (None, None, None)
-    return lower(tr, inp["gpu"], global_level=inp["levels"](tr, inp["gpu"]), active_sms=inp["active_sms"],
-                 stall_counts=counts, scoreboards=boards, read_barriers=reads)
+    return lowered_round(r, predict(r), trips)
 
 
 def _timed(lw, arch):

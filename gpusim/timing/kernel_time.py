@@ -296,6 +296,19 @@ def plan_rounds(n_ctas: int, blocks_per_sm: int, sm_count: int) -> tuple[int, li
     return per_sm, out
 
 
+def lowered_round(result, pred, trips: int | None):
+    """The engine's input for the first round of a launch over `trips` loop trips (None: every trip), with
+    what the prediction `pred` gave the engine (memory levels, ptxas's facts, SMs sharing L2/DRAM): the
+    run a benchmark times as `gpusim run` runs it."""
+    from gpusim.timing import lower
+    inp, r0 = pred.inputs, pred.rounds[0]
+    tr, _ = build_window(result, r0.block_idx, trips)
+    counts, boards, reads = inp["ptxas"] or (None, None, None)
+    gpu = inp["gpu"]
+    return lower(tr, gpu, global_level=inp["levels"](tr, gpu), active_sms=inp["active_sms"], stall_counts=counts,
+                 scoreboards=boards, read_barriers=reads)
+
+
 def ptxas_facts(result, scoreboards: str = "all", read_barriers: bool = True):
     """(stall counts, dependency barriers, read barriers) of the kernel's recorded SASS, as the engine
     takes them (see predict for the two switches); None when the kernel has no SASS record."""
@@ -426,5 +439,5 @@ def predict(result, arch: str | GPU | None = None, *, levels: bool = True, windo
                       {"levels": levels_fn, "ptxas": ptxas, "active_sms": min(G, gpu.sm_count), "gpu": gpu})
 
 
-__all__ = ["predict", "ptxas_facts", "Prediction", "Round", "plan_rounds", "time_round", "build_window", "W1", "W2",
+__all__ = ["predict", "ptxas_facts", "lowered_round", "Prediction", "Round", "plan_rounds", "time_round", "build_window", "W1", "W2",
            "SAMPLING_TOLERANCE"]
