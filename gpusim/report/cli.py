@@ -44,6 +44,14 @@ def cmd_run(a):
         from gpusim.timing.kernel_time import predict
         with render.progress_bar("timing (cycle engine)", enabled=not a.json) as prog:
             pred = predict(r, not_issued=True, progress=prog)
+    window = None
+    if a.trace:
+        from gpusim.report.perfetto import write_timeline
+        from gpusim.timing.window import time_window
+        with render.progress_bar("timing the --trace window", enabled=not a.json):
+            window = time_window(r, pred, trips=a.window)
+        path = a.timeline or f"traces/sim/{r.kernel}_{r.M}x{r.N}x{r.K}.json"
+        shown = write_timeline(window, path)
     if a.json:
         out = r.to_json()
         if pred is not None:
@@ -53,19 +61,14 @@ def cmd_run(a):
                 out["h200"] = {"record": f"traces/hw/h200/{rec.path}", "time_ms": rec["time_ms_median"],
                                "stalls": {k: v for k, v in rec.metrics.items() if k in pred.stalls
                                           or k == "smsp__average_warp_latency_per_inst_issued.ratio"}}
+        if window is not None:
+            out["timeline"] = {"path": str(path), "window": window.describe(), **shown}
         print(json.dumps(out, indent=1))
     else:
         render.print_summary(r, pred)
         if a.save_trace:
             render.console.print(f"trace written to {a.save_trace}")
-    if a.trace:
-        from gpusim.report.perfetto import write_timeline
-        from gpusim.timing.window import time_window
-        with render.progress_bar("timing the --trace window", enabled=not a.json):
-            window = time_window(r, pred, trips=a.window)
-        path = a.timeline or f"traces/sim/{r.kernel}_{r.M}x{r.N}x{r.K}.json"
-        shown = write_timeline(window, path)
-        if not a.json:
+        if window is not None:
             render.print_window(window, path, shown)
     return 0
 

@@ -74,6 +74,13 @@ def test_run_trace_writes_a_perfetto_timeline(tmp_path, capsys):
         assert all(a[1] <= b[0] for a, b in zip(spans, spans[1:]))
 
 
+def test_run_trace_json_says_where_the_timeline_went(tmp_path, capsys):
+    path = tmp_path / "t.json"
+    assert main(["run", "smemtile", "--size", "128", "--trace", "--json", "--timeline", str(path)]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["timeline"]["path"] == str(path) and out["timeline"]["events"] > 0 and path.exists()
+
+
 def test_run_trace_needs_the_timing(capsys):
     assert main(["run", "smemtile", "--size", "128", "--trace", "--no-time"]) == 2
     assert "--no-time" in capsys.readouterr().err
