@@ -3,7 +3,7 @@
 Each warp's track is tiled, cycle by cycle, by what the engine says the warp did: an issued
 instruction is a slice one cycle long named by its SASS opcode (category "issue"), and the cycles
 between are slices named by the ncu warp state the warp was in (category "stall": long_scoreboard,
-not_selected, barrier, ...). Timestamps are cycles (shown as microseconds). A long window is cut at
+not_selected, barrier, ...), with the opcode it waited at (args.at, where ncu's PC samples put it). Timestamps are cycles (shown as microseconds). A long window is cut at
 a cycle so that the file stays below max_events slices; the file's otherData says where.
 """
 from __future__ import annotations
@@ -47,9 +47,10 @@ def write_timeline(window, path: str | Path, max_events: int = 400_000) -> dict:
                        "ts": int(t.issue_cycle[i]), "dur": 1, "pid": int(w % 4), "tid": w})
     n_issue = len(issued)
     kept = log[log[:, 2] < cut]
-    for w, s, t0, t1 in kept[np.argsort(kept[:, 2], kind="stable")]:
+    for w, s, t0, t1, at in kept[np.argsort(kept[:, 2], kind="stable")]:
         events.append({"ph": "X", "cat": "stall", "name": STATES[int(s)], "ts": int(t0),
-                       "dur": int(min(t1, cut) - t0), "pid": int(w % 4), "tid": int(w)})
+                       "dur": int(min(t1, cut) - t0), "pid": int(w % 4), "tid": int(w),
+                       "args": {"at": ops[int(rows["op"][t.trace_row[at]])]}})
     shown = {"events": n_issue, "of": int((t.issue_cycle >= 0).sum()), "stall_intervals": len(kept),
              "last_cycle": cut - 1, "cycles": int(t.cycles)}
     Path(path).parent.mkdir(parents=True, exist_ok=True)

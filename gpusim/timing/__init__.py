@@ -38,9 +38,10 @@ class TimingResult:
     # state -> its cycles in which the warp's SMSP issued nothing and held no warp at dispatch (ncu's
     # "not issued" PC samples, smsp__pcsamp_warps_issue_stalled_<reason>_not_issued); only when asked for
     not_issued_cycles: dict = field(default_factory=dict)
-    # (n, 4) stall intervals when asked for (simulate_sm's log_states): warp index, ncu state index (STATES),
-    # first cycle, end cycle (exclusive), in the order they end; the selected cycles are the issue events
-    state_log: np.ndarray = field(default_factory=lambda: np.zeros((0, 4), np.int64))
+    # (n, 5) stall intervals when asked for (simulate_sm's log_states): warp index, ncu state index (STATES),
+    # first cycle, end cycle (exclusive), the lowered row it waited at (trace_row maps it to the trace), in
+    # the order they end; the selected cycles are the issue events
+    state_log: np.ndarray = field(default_factory=lambda: np.zeros((0, 5), np.int64))
 
     def warp_metrics(self, i: int) -> dict:
         """The ncu ratios for warp i alone (its cycles per its issued instructions)."""
@@ -67,11 +68,11 @@ def _fold_pool_states(c: np.ndarray) -> np.ndarray:
 
 def run_lowered(lw: Lowered, arch: GPU, log_states: int = 0) -> TimingResult:
     """Run the cycle engine on a lowered trace; log_states: stall intervals to keep (simulate_sm)."""
-    log = np.zeros((log_states, 4), np.int64) if log_states > 0 else np.zeros(1, np.int64)
+    log = np.zeros((log_states, 5), np.int64) if log_states > 0 else np.zeros(1, np.int64)
     cycles, counts, issue_cycle, finish, ctr, op_counts, lat_counts, n_log = E.run(
         lw.warp_start, lw.warp_smsp, lw.warp_cta, lw.cta_warp_start, lw.smsp_warps, lw.smsp_start,
         lw.rows, lw.line_id, lw.params, lw.rb_wait, lw.provider, len(lw.opcodes), log)
-    log = log[:n_log].copy() if log.ndim == 2 else np.zeros((0, 4), np.int64)
+    log = log[:n_log].copy() if log.ndim == 2 else np.zeros((0, 5), np.int64)
     if ctr[E.K_DEADLOCK]:
         raise GpusimError("timing engine deadlock: some warp waits at a barrier the rest of its CTA never reaches")
     cycles = int(cycles)
@@ -143,8 +144,8 @@ def simulate_sm(trace: Trace, arch: str | GPU = "h200", ctas=None, *, policy: st
     read_barriers: ptxas's read barriers on memory instructions (control_codes.read_barrier_table).
     not_issued: also count each state's cycles in which the warp's SMSP issued nothing (TimingResult.
     not_issued_cycles; a diagnosis beside ncu's not-issued PC samples, about 5 % slower).
-    log_states: keep up to this many stall intervals, (warp, state, first cycle, end cycle), in
-    TimingResult.state_log (for a timeline; 0, the default, keeps none).
+    log_states: keep up to this many stall intervals, (warp, state, first cycle, end cycle, row waited
+    at), in TimingResult.state_log (for a timeline; 0, the default, keeps none).
     """
     gpu = get_arch(arch)
     lw = lower(trace, gpu, ctas, global_level, policy, active_sms, stall_counts, scoreboards, read_barriers)

@@ -90,7 +90,7 @@ On request (P_NOT_ISSUED) each state's cycles are also counted where the warp's 
 held no warp at the switch bubble (ncu's not-issued PC samples, in which a dispatch stall is a selected
 warp): each SMSP keeps a running count of such cycles, read when a warp enters and leaves a state.
 On request (a 2-D `log` array) the first stall intervals to end are kept, (warp, state, first cycle, end
-cycle), for the --trace timeline; the selected cycles are the issue log. Asked or not, the results are the
+cycle, row waited at), for the --trace timeline; the selected cycles are the issue log. Asked or not, the results are the
 same; not asked, numba compiles the loop without the bookkeeping (_log_interval).
 Speed without changing a result: a warp's state is re-derived only when it can change (at
 recheck[w]: the end of its stall count, its result's ready cycle, its pipe freeing; or when an
@@ -209,22 +209,23 @@ def _clear_recheck(state, recheck, st, st_pool):
             recheck[w] = 0
 
 
-def _log_interval(log, n_log, w, st, t0, t1):
-    """Keep warp w's interval [t0, t1) in state st in log[n_log] (the stall intervals of a timeline);
+def _log_interval(log, n_log, w, st, t0, t1, row):
+    """Keep warp w's interval [t0, t1) in state st, waiting at trace row `row` (where ncu's PC samples
+    would put it), in log[n_log] (the stall intervals of a timeline);
     returns the new count. Chosen by the type of `log` when numba compiles the caller: for a 1-D array
     (no log asked for) it is nothing at all, so the cycle loop pays nothing for it."""
     return n_log
 
 
 @overload(_log_interval, inline="always")
-def _log_interval_impl(log, n_log, w, st, t0, t1):
+def _log_interval_impl(log, n_log, w, st, t0, t1, row):
     if log.ndim == 1:
-        return lambda log, n_log, w, st, t0, t1: n_log
+        return lambda log, n_log, w, st, t0, t1, row: n_log
 
-    def keep(log, n_log, w, st, t0, t1):
+    def keep(log, n_log, w, st, t0, t1, row):
         if st == S_SELECTED or t1 <= t0 or n_log >= log.shape[0]:   # issues are the issue log
             return n_log
-        log[n_log, 0], log[n_log, 1], log[n_log, 2], log[n_log, 3] = w, st, t0, t1
+        log[n_log, 0], log[n_log, 1], log[n_log, 2], log[n_log, 3], log[n_log, 4] = w, st, t0, t1, row
         return n_log + 1
     return keep
 
@@ -238,7 +239,7 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
     rows: (n, ROW_STRIDE) int32, the R_* fields of each row (pack_rows). rb_wait: per row, the memory
     row whose pipe-take (register read, ptxas's read barrier) it waits for, -1 none. provider: per L1-hit
     global load, the cache model's miss that brings its line in (lower.fill_providers), -1 none. n_ops: the
-    number of opcode ids in rows[:, R_OP] (a scan of the rows here took 2 % of regtile2d's run). log: (cap, 4)
+    number of opcode ids in rows[:, R_OP] (a scan of the rows here took 2 % of regtile2d's run). log: (cap, 5)
     int64 to keep up to cap stall intervals in (_log_interval; the last value returned is how many), or a
     1-D array for none."""
     n_warps = warp_start.shape[0] - 1
@@ -424,8 +425,9 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                             counts[w, sw] += n0
                             if lat_on:
                                 lat_counts[w, sw] += lat_cum[s] - lat_since[w]
-                            n_log = _log_interval(log, n_log, w, sw, since[w], t)
-                            op_counts[rows[_waited_at(pc[w], sw, warp_start[w + 1]), R_OP], sw] += n0
+                            wa = _waited_at(pc[w], sw, warp_start[w + 1])
+                            n_log = _log_interval(log, n_log, w, sw, since[w], t, wa)
+                            op_counts[rows[wa, R_OP], sw] += n0
                         state[w] = -1
                         n_left -= 1
                         continue
@@ -526,8 +528,9 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                         counts[w, sw] += n0
                         if lat_on:
                             lat_counts[w, sw] += lat_cum[s] - lat_since[w]
-                        n_log = _log_interval(log, n_log, w, sw, since[w], t)
-                        op_counts[rows[_waited_at(pc[w], sw, warp_start[w + 1]), R_OP], sw] += n0
+                        wa = _waited_at(pc[w], sw, warp_start[w + 1])
+                        n_log = _log_interval(log, n_log, w, sw, since[w], t, wa)
+                        op_counts[rows[wa, R_OP], sw] += n0
                     state[w] = st
                     since[w] = t
                     if lat_on:
@@ -570,8 +573,9 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                             counts[w, sw] += n0
                             if lat_on:
                                 lat_counts[w, sw] += lat_cum[s] - lat_since[w]
-                            n_log = _log_interval(log, n_log, w, sw, since[w], t)
-                            op_counts[rows[_waited_at(pc[w], sw, warp_start[w + 1]), R_OP], sw] += n0
+                            wa = _waited_at(pc[w], sw, warp_start[w + 1])
+                            n_log = _log_interval(log, n_log, w, sw, since[w], t, wa)
+                            op_counts[rows[wa, R_OP], sw] += n0
                         state[w] = st
                         since[w] = t
                         if lat_on:
@@ -632,8 +636,9 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                             counts[w, sw] += n0
                             if lat_on:
                                 lat_counts[w, sw] += lat_cum[s] - lat_since[w]
-                            n_log = _log_interval(log, n_log, w, sw, since[w], t)
-                            op_counts[rows[_waited_at(pc[w], sw, warp_start[w + 1]), R_OP], sw] += n0
+                            wa = _waited_at(pc[w], sw, warp_start[w + 1])
+                            n_log = _log_interval(log, n_log, w, sw, since[w], t, wa)
+                            op_counts[rows[wa, R_OP], sw] += n0
                         state[w] = st
                         since[w] = t
                         if lat_on:
@@ -655,8 +660,9 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                 counts[w, sw] += n0
                 if lat_on:
                     lat_counts[w, sw] += lat_cum[s] - lat_since[w]
-                n_log = _log_interval(log, n_log, w, sw, since[w], t)
-                op_counts[rows[_waited_at(r, sw, warp_start[w + 1]), R_OP], sw] += n0
+                wa = _waited_at(r, sw, warp_start[w + 1])
+                n_log = _log_interval(log, n_log, w, sw, since[w], t, wa)
+                op_counts[rows[wa, R_OP], sw] += n0
             state[w] = S_SELECTED
             since[w] = t
             if lat_on:

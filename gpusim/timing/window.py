@@ -23,7 +23,7 @@ from gpusim.timing import TimingResult
 from gpusim.timing.states import warp_ratios
 from gpusim.trace.trace import Trace
 
-LOG_CAP = 1_000_000     # stall intervals kept for a timeline (32 MB); a longer window's timeline stops earlier
+LOG_CAP = 1_000_000     # stall intervals kept for a timeline (40 MB); a longer window's timeline stops earlier
 
 
 @dataclass

@@ -527,7 +527,7 @@ def test_stall_intervals_tile_each_warps_life(kernel):
     counts = KT.ptxas_facts(res)[0]
     plain = simulate_sm(tr, gpu, stall_counts=counts)
     logged = simulate_sm(tr, gpu, stall_counts=counts, log_states=10 ** 7)
-    assert plain.state_log.shape == (0, 4)
+    assert plain.state_log.shape == (0, 5)
     assert logged.cycles == plain.cycles and logged.state_cycles == plain.state_cycles
     assert (logged.issue_cycle == plain.issue_cycle).all()
     log = logged.state_log
@@ -536,8 +536,10 @@ def test_stall_intervals_tile_each_warps_life(kernel):
     for w in range(len(logged.warps)):
         mine = log[log[:, 0] == w]
         busy = np.zeros(int(logged.warp_retire[w]), np.int64)
-        for _, s, t0, t1 in mine:
+        for _, s, t0, t1, at in mine:
             busy[t0:t1] += 1
+            # where it waited: the row it is about to issue (its next), or its last when it drains
+            assert logged.row_warp[at] == w and logged.issue_cycle[at] >= t1 - (s == STATES.index("drain")) * t1
         busy[logged.issue_cycle[logged.row_warp == w]] += 1
         assert (busy == 1).all()
         by_state = np.bincount(mine[:, 1], weights=mine[:, 3] - mine[:, 2], minlength=len(STATES))
