@@ -174,7 +174,7 @@ def print_prediction(p, r=None):
     if idle:
         st.add_column("of it, SMSP issued nothing", justify="right")
     if hw:
-        st.add_column("H200 (PC samples)", justify="right")
+        st.add_column("of it on the H200 (PC samples)", justify="right")
     for name in sorted(STATES, key=lambda s: -p.stalls.get(stall_metric(s), 0)):
         v = p.stalls.get(stall_metric(name), 0.0)
         h = ncu.get(stall_metric(name))
