@@ -89,9 +89,9 @@ queue freeing, a barrier release); every skipped cycle is still counted in each 
 On request (P_NOT_ISSUED) each state's cycles are also counted where the warp's SMSP issued nothing and
 held no warp at the switch bubble (ncu's not-issued PC samples, in which a dispatch stall is a selected
 warp): each SMSP keeps a running count of such cycles, read when a warp enters and leaves a state.
-On request (a 2-D `log` array) the first stall intervals to end are kept, (warp, state, first cycle, end
-cycle, row waited at), for the --trace timeline; the selected cycles are the issue log. Asked or not, the results are the
-same; not asked, numba compiles the loop without the bookkeeping (_log_interval).
+On request (a 2-D `log` array) the first stall intervals to end are kept, (warp, state, first cycle,
+end cycle, row waited at), for the --trace timeline; the selected cycles are the issue log. Asked or
+not, the results are the same; not asked, numba compiles the loop without it (_log_interval).
 Speed without changing a result: a warp's state is re-derived only when it can change (at
 recheck[w]: the end of its stall count, its result's ready cycle, its pipe freeing; or when an
 event clears recheck[w]: the pipe taking its load, its barrier releasing, a queue purge for a
@@ -210,10 +210,10 @@ def _clear_recheck(state, recheck, st, st_pool):
 
 
 def _log_interval(log, n_log, w, st, t0, t1, row):
-    """Keep warp w's interval [t0, t1) in state st, waiting at trace row `row` (where ncu's PC samples
-    would put it), in log[n_log] (the stall intervals of a timeline);
-    returns the new count. Chosen by the type of `log` when numba compiles the caller: for a 1-D array
-    (no log asked for) it is nothing at all, so the cycle loop pays nothing for it."""
+    """Keep warp w's interval [t0, t1) in state st, waiting at row `row` (where ncu's PC samples would
+    put it), in log[n_log] (the stall intervals of a timeline); returns the new count. Chosen by the
+    type of `log` when numba compiles the caller: for a 1-D array (no log asked for) it is nothing at
+    all, so the cycle loop pays nothing for it."""
     return n_log
 
 
@@ -235,7 +235,7 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
         rows, line_id, params, rb_wait, provider, n_ops, log):
     """Simulate; returns (cycles, state_cycles[warp, state], issue_cycle[row], finish[warp], counters,
     op_state_cycles[opcode id, state], latency_state_cycles[warp, state]: the state cycles in which the
-    warp's SMSP issued nothing and held no warp at dispatch).
+    warp's SMSP issued nothing and held no warp at dispatch, the number of stall intervals kept in log).
     rows: (n, ROW_STRIDE) int32, the R_* fields of each row (pack_rows). rb_wait: per row, the memory
     row whose pipe-take (register read, ptxas's read barrier) it waits for, -1 none. provider: per L1-hit
     global load, the cache model's miss that brings its line in (lower.fill_providers), -1 none. n_ops: the
