@@ -321,6 +321,7 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
     static_ok = np.full(n_warps, -1, np.int64)
     switch_k = np.zeros(n_warps, np.int64)        # scan positions of one SMSP's warps held by the switch bubble
     smsp_npend = np.zeros(n_smsp, np.int64)       # its warps eligible pending the pool, their state not yet set
+    pend_k = np.zeros((n_smsp, max(n_warps, 1)), np.int64)   # ... and their scan positions, in scan order
     finished = np.zeros(n_warps, np.bool_)
     finish = np.zeros(n_warps, np.int64)
     last_issue = np.full(n_warps, -1, np.int64)
@@ -410,7 +411,27 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                 r = pc[w]
                 static = static_ok[w] == r
                 pw = 0
-                if r >= warp_start[w + 1]:
+                sw0 = state[w]
+                if static and sw0 >= S_MIO_POOL:
+                    # held back by the SM-wide pool at a row where it passed every check its own issue can
+                    # undo: only its queue and the pool decide, as at the end of the checks below (the
+                    # pool's waiters are most of the evaluations of the 64-warp kernels)
+                    if sw0 == S_MIO_POOL:
+                        if mio_fl[s] >= mio_depth:
+                            st, wk = S_MIO_THROTTLE, INF
+                        elif mio_left <= 0:
+                            st, wk = S_MIO_POOL, INF
+                        else:
+                            pw = 1
+                            n_pend += 1
+                    elif lg_fl[s] >= lg_depth:
+                        st, wk = S_LG_THROTTLE, INF
+                    elif lg_left <= 0:
+                        st, wk = S_LG_POOL, INF
+                    else:
+                        pw = 2
+                        n_pend += 1
+                elif r >= warp_start[w + 1]:
                     if pending_mem[w] > 0:
                         st, wk = S_DRAIN, INF           # the memory pipes wake us
                     elif mem_done[w] > t:
@@ -518,6 +539,7 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                     # eligible pending the pool: its state (not_selected, or the pool's when the arbiter
                     # refuses it) is set after the arbiter, at the issue below (a warp the pool refuses
                     # cycle after cycle keeps its state instead of leaving and re-entering it each cycle)
+                    pend_k[s, smsp_npend[s]] = k
                     smsp_npend[s] += 1
                 elif st != state[w]:
                     # (this bookkeeping is written out at each of its five places: as a helper function,
@@ -619,12 +641,12 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
             if smsp_npend[s] > 0:
                 # pending warps not issuing: not_selected while the pool has an entry left for them,
                 # else the pool's state
-                smsp_npend[s] = 0
-                for k in range(smsp_start[s], smsp_start[s + 1]):
+                for j in range(smsp_npend[s]):
+                    k = pend_k[s, j]
                     w = smsp_warps[k]
                     q = pend[w]
                     pend[w] = 0         # (pend is set this cycle only: all zero again for the next)
-                    if q == 0 or k == kk:
+                    if k == kk:
                         continue
                     st = S_NOT_SELECTED
                     if g == -q or (g != q and (mio_left if q == 1 else lg_left) <= 0):
@@ -643,6 +665,7 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                         since[w] = t
                         if lat_on:
                             lat_since[w] = lat_cum[s]
+                smsp_npend[s] = 0
             if kk == -1:
                 continue
             # ---- issue (the row's fields read once, before the stores below)
