@@ -209,6 +209,23 @@ def _clear_recheck(state, recheck, st, st_pool):
             recheck[w] = 0
 
 
+@njit(cache=True, inline="always", error_model="numpy")
+def _taken(r, s, t, done, at_return, ready, ret, rn, rows, pending_mem, mem_done, recheck, taken_at):
+    """The pipe took row r from SMSP s's queue at t; its data is back at `done`. Books the queue
+    entry's release (at the return, or at t when entries free as the pipe takes them) and the
+    warp's outstanding memory work; returns the release time."""
+    ready[r] = done
+    taken_at[r] = t         # its registers are read now: a read barrier on it clears
+    rel = done if at_return else t
+    ret[s, rn[s]] = rel
+    rn[s] += 1
+    w = rows[r, R_WARP]
+    pending_mem[w] -= 1
+    mem_done[w] = max(mem_done[w], done)
+    recheck[w] = 0          # its scoreboard or drain now has a time
+    return rel
+
+
 def _log_interval(log, n_log, w, st, t0, t1, row):
     """Keep warp w's interval [t0, t1) in state st, waiting at row `row` (where ncu's PC samples would
     put it), in log[n_log] (the stall intervals of a timeline); returns the new count. Chosen by the
@@ -416,20 +433,13 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                     # held back by the SM-wide pool at a row where it passed every check its own issue can
                     # undo: only its queue and the pool decide, as at the end of the checks below (the
                     # pool's waiters are most of the evaluations of the 64-warp kernels)
-                    if sw0 == S_MIO_POOL:
-                        if mio_fl[s] >= mio_depth:
-                            st, wk = S_MIO_THROTTLE, INF
-                        elif mio_left <= 0:
-                            st, wk = S_MIO_POOL, INF
-                        else:
-                            pw = 1
-                            n_pend += 1
-                    elif lg_fl[s] >= lg_depth:
-                        st, wk = S_LG_THROTTLE, INF
-                    elif lg_left <= 0:
-                        st, wk = S_LG_POOL, INF
+                    mio = sw0 == S_MIO_POOL
+                    if (mio_fl[s] >= mio_depth) if mio else (lg_fl[s] >= lg_depth):
+                        st, wk = (S_MIO_THROTTLE if mio else S_LG_THROTTLE), INF
+                    elif (mio_left if mio else lg_left) <= 0:
+                        st, wk = sw0, INF
                     else:
-                        pw = 2
+                        pw = 1 if mio else 2
                         n_pend += 1
                 elif r >= warp_start[w + 1]:
                     if pending_mem[w] > 0:
@@ -851,17 +861,8 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                 shared_free = t + n_sm
                 warp_shared_free[w] = t_w + n_warp
                 counters[K_SHARED_BUSY] += n          # wavefronts, as ncu counts them
-                # taken: its data is back at `done`, its registers are read now (a read barrier on it clears),
-                # its queue entry is released at the return (at_return) or now, its warp's scoreboard or drain
-                # has a time; the barrier it sits on counts one fewer untaken load (written out, as at issue)
-                ready[r] = done
-                taken_at[r] = t
-                rel = done if at_return else t
-                mio_ret[s, mio_rn[s]] = rel
-                mio_rn[s] += 1
-                pending_mem[w] -= 1
-                mem_done[w] = max(mem_done[w], done)
-                recheck[w] = 0
+                rel = _taken(r, s, t, done, at_return, ready, mio_ret, mio_rn, rows, pending_mem, mem_done, recheck,
+                             taken_at)
                 if sb_on and row_sb[r] >= 0 and row_gen[r] == sb_gen[w, row_sb[r]]:
                     bb = row_sb[r]
                     sb_untaken[w, bb] -= 1
@@ -932,17 +933,9 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                             fill_at = max(fill_at, line_ready[line_id[j]])
                 else:
                     done = t + l1_cpl * n
-                # taken (as the shared pipe's, above)
                 wt = np.int64(rows[r, R_WARP])
-                dt = max(done, fill_at)
-                ready[r] = dt
-                taken_at[r] = t
-                rel = dt if at_return else t
-                lg_ret[s, lg_rn[s]] = rel
-                lg_rn[s] += 1
-                pending_mem[wt] -= 1
-                mem_done[wt] = max(mem_done[wt], dt)
-                recheck[wt] = 0
+                rel = _taken(r, s, t, max(done, fill_at), at_return, ready, lg_ret, lg_rn, rows, pending_mem,
+                             mem_done, recheck, taken_at)
                 if fill_at > done:
                     # the hit's queue entry frees with its own return; its data waits for the fill
                     ready[r] = fill_at
