@@ -863,6 +863,7 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                 counters[K_SHARED_BUSY] += n          # wavefronts, as ncu counts them
                 rel = _taken(r, s, t, done, at_return, ready, mio_ret, mio_rn, rows, pending_mem, mem_done, recheck,
                              taken_at)
+                # the barrier it sits on counts one fewer untaken load, and its data return
                 if sb_on and row_sb[r] >= 0 and row_gen[r] == sb_gen[w, row_sb[r]]:
                     bb = row_sb[r]
                     sb_untaken[w, bb] -= 1
