@@ -56,7 +56,7 @@ def cmd_run(a):
         out = r.to_json()
         if pred is not None:
             out.update(pred.to_json())
-            rec = render.h200_record(r, pred)
+            rec = render.h200_record(r)
             if rec is not None:     # what the H200 measured for this very launch, beside the prediction
                 out["h200"] = {"record": f"traces/hw/h200/{rec.path}", "time_ms": rec["time_ms_median"],
                                "stalls": {k: v for k, v in rec.metrics.items() if k in pred.stalls

@@ -45,8 +45,19 @@ def _ratio(a, b):
     return f"{a / b:.3f}" if b else "-"
 
 
+def _hw_col(table, ncu, title="H200 (ncu)"):
+    """Adds the H200's column to a table when this launch has a record; returns whether it did."""
+    if ncu:
+        table.add_column(title, justify="right")
+    return bool(ncu)
+
+
 def print_summary(r, pred=None):
     m = r.metrics
+    # what the H200 measured for this very launch, where traces/hw/h200/ has it: beside each figure of
+    # the same ncu name (the exact counts must agree; the cache model's rates and the predictions need not)
+    rec = h200_record(r)
+    ncu = rec.metrics if rec is not None else {}
     p = ", ".join(f"{k}={v}" for k, v in r.params.items())
     console.print(f"[bold]{r.kernel}[/bold] on {r.arch}  M={r.M} N={r.N} K={r.K}  ({p})")
     console.print(f"grid {r.grid}  block {r.block}  mode: {r.mode} ({r.ctas_simulated} CTAs simulated"
@@ -56,39 +67,52 @@ def print_summary(r, pred=None):
     launch = Table(title="Launch Statistics / Occupancy", show_header=True)
     launch.add_column("metric")
     launch.add_column("value", justify="right")
+    hw = _hw_col(launch, ncu)
     for key in ("launch__grid_size", "launch__block_size", "launch__registers_per_thread",
                 "launch__shared_mem_per_block_static", "launch__occupancy_limit_registers",
                 "launch__occupancy_limit_shared_mem", "launch__occupancy_limit_warps",
                 "launch__occupancy_limit_blocks", "sm__maximum_warps_per_active_cycle_pct",
                 "launch__waves_per_multiprocessor"):
-        launch.add_row(key, _fmt(m.get(key)))
+        launch.add_row(key, _fmt(m.get(key)), *([_fmt(ncu.get(key))] if hw else []))
     console.print(launch)
 
     mem = Table(title="Memory Workload Analysis (exact counts)")
     mem.add_column("metric")
     mem.add_column("value", justify="right")
     mem.add_column("per request", justify="right")
+    hw = _hw_col(mem, ncu)
+
+    def mem_row(key, v, per=""):
+        mem.add_row(key, _fmt(v), per, *([_fmt(ncu.get(key))] if hw else []))
     for op in ("ld", "st"):
         req = m[f"l1tex__t_requests_pipe_lsu_mem_global_op_{op}.sum"]
-        mem.add_row(f"l1tex__t_requests_pipe_lsu_mem_global_op_{op}.sum", _fmt(req), "")
+        mem_row(f"l1tex__t_requests_pipe_lsu_mem_global_op_{op}.sum", req)
         sec = m[f"l1tex__t_sectors_pipe_lsu_mem_global_op_{op}.sum"]
-        mem.add_row(f"l1tex__t_sectors_pipe_lsu_mem_global_op_{op}.sum", _fmt(sec), _ratio(sec, req))
+        mem_row(f"l1tex__t_sectors_pipe_lsu_mem_global_op_{op}.sum", sec, _ratio(sec, req))
     for op in ("ld", "st"):
         n = m[f"smsp__sass_inst_executed_op_shared_{op}.sum"]
         wf = m[f"l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{op}.sum"]
         bc = m[f"l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_{op}.sum"]
-        mem.add_row(f"smsp__sass_inst_executed_op_shared_{op}.sum", _fmt(n), "")
-        mem.add_row(f"l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{op}.sum", _fmt(wf), _ratio(wf, n))
-        mem.add_row(f"l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_{op}.sum", _fmt(bc), _ratio(bc, n))
+        mem_row(f"smsp__sass_inst_executed_op_shared_{op}.sum", n)
+        mem_row(f"l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{op}.sum", wf, _ratio(wf, n))
+        mem_row(f"l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_{op}.sum", bc, _ratio(bc, n))
     console.print(mem)
+    if hw:
+        console.print(f"[dim]H200 (ncu): traces/hw/h200/{rec.path}, the same launch. Instructions, requests and "
+                      f"sectors equal ncu's and shared-load wavefronts are within 0.1 % (tests/test_hw_agreement.py); "
+                      f"ncu's shared-store wavefronts run 0-20 % above what the addresses need (L1 traffic on the "
+                      f"data banks), and its shared-memory occupancy limit is for the carveout the driver picked "
+                      f"(launch__shared_mem_config_size), the simulator's for the largest.[/dim]")
 
     inst = Table(title=f"Instructions executed: smsp__inst_executed.sum = {m['smsp__inst_executed.sum']:,}")
     inst.add_column("SASS opcode")
     inst.add_column("executed", justify="right")
     inst.add_column("share", justify="right")
+    by_op = rec.get("ncu", {}).get("inst_executed_per_opcode_with_modifier", {}) if rec is not None else {}
+    hw = _hw_col(inst, by_op)
     total = m["smsp__inst_executed.sum"] or 1
     for name, c in sorted(r.inst_executed_per_opcode.items(), key=lambda kv: -kv[1]):
-        inst.add_row(name, _fmt(c), f"{100 * c / total:.1f} %")
+        inst.add_row(name, _fmt(c), f"{100 * c / total:.1f} %", *([_fmt(_by_name(by_op, name))] if hw else []))
     console.print(inst)
     ffma = per_base_opcode(r.inst_executed_per_opcode).get("FFMA", 0)
     if ffma:
@@ -103,14 +127,39 @@ def print_summary(r, pred=None):
         print_prediction(pred, r)
 
 
-def _metric_table(title, rows):
+def _by_name(by_op, name):
+    """ncu's count for a SASS name, also where ncu spells out a modifier the simulator's name leaves
+    off (BAR.SYNC: BAR.SYNC.DEFER_BLOCKING); None when no unique name matches."""
+    if name in by_op:
+        return by_op[name]
+    longer = [k for k in by_op if k.startswith(name + ".")]
+    return by_op[longer[0]] if len(longer) == 1 else None
+
+
+# the same quantity under another of ncu's names: (name, factor); an SMSP issues at most one
+# instruction a cycle, so its issue-active per cycle is the fraction of its peak
+_NCU_ALIASES = {"smsp__issue_active.avg.pct_of_peak_sustained_active": ("smsp__issue_active.avg.per_cycle_active", 100.0)}
+
+
+def _ncu_value(ncu, name):
+    if name in ncu:
+        return ncu[name]
+    alias, factor = _NCU_ALIASES.get(name, (None, 1.0))
+    return ncu[alias] * factor if alias in ncu else None
+
+
+def _metric_table(title, rows, ncu=None):
+    """A section of predicted metrics, with the H200's value of the same name beside each where the
+    launch has a record (gpusim__* metrics have no ncu counterpart)."""
     t = Table(title=title)
     t.add_column("metric")
     t.add_column("unit")
     t.add_column("predicted", justify="right")
+    hw = _hw_col(t, ncu)
     for name, unit, v in rows:
         if v is not None:
-            t.add_row(name, unit, _fmt(float(v)))
+            h = _ncu_value(ncu, name.split(" ")[0]) if hw else None
+            t.add_row(name, unit, _fmt(float(v)), *([_fmt(h) if h is not None else "-"] if hw else []))
     console.print(t)
 
 
@@ -123,7 +172,7 @@ def print_prediction(p, r=None):
     m = p.metrics
     console.print(f"[bold]predicted time {p.time_ms:.4f} ms[/bold]  ({p.cycles:,.0f} cycles = sm__cycles_elapsed.avg, "
                   f"{p.gflops:,.0f} GFLOP/s)")
-    rec = h200_record(r, p) if r is not None else None
+    rec = h200_record(r) if r is not None else None
     if rec is not None:
         console.print(f"H200 recorded: {rec['time_ms_median']:.4f} ms (median; traces/hw/h200/{rec.path}): the "
                       f"prediction is {100 * (p.time_ms / rec['time_ms_median'] - 1):+.1f} %")
@@ -144,12 +193,12 @@ def print_prediction(p, r=None):
         ("gpusim__shared_pipe_busy.pct (wavefronts per SM cycle)", "%", m.get("gpusim__shared_pipe_busy.pct")),
         ("gpusim__l1tex_busy.pct (LSU requests in the L1TEX stage)", "%", m.get("gpusim__l1tex_busy.pct")),
         ("gpusim__dram_read.pct_of_achieved_peak", "%", m.get("gpusim__dram_read.pct_of_achieved_peak")),
-    ])
+    ], ncu)
     _metric_table("Occupancy (predicted)", [
         ("sm__warps_active.avg.pct_of_peak_sustained_active", "%",
          m.get("sm__warps_active.avg.pct_of_peak_sustained_active")),
         ("smsp__warps_active.avg.per_cycle_active", "warp", m.get("smsp__warps_active.avg.per_cycle_active")),
-    ])
+    ], ncu)
     if "dram__bytes_read.sum" in m:
         _metric_table("Memory Workload Analysis (cache model)", [
             ("l1tex__t_sector_pipe_lsu_mem_global_op_ld_hit_rate.pct", "%",
@@ -157,7 +206,7 @@ def print_prediction(p, r=None):
             ("lts__t_sector_op_read_hit_rate.pct", "%", m.get("lts__t_sector_op_read_hit_rate.pct")),
             ("dram__bytes_read.sum", "byte", m.get("dram__bytes_read.sum")),
             ("gpusim__dram_read_gbps", "GB/s", m.get("gpusim__dram_read_gbps")),
-        ])
+        ], ncu)
     total = m["smsp__average_warp_latency_per_inst_issued.ratio"]
     wl = "smsp__average_warp_latency_per_inst_issued.ratio"
     st = Table(title=f"Warp State Statistics: {wl} = {total:.2f}"
@@ -194,19 +243,20 @@ def print_prediction(p, r=None):
         console.print(f"[dim]note: {note}[/dim]")
 
 
-def h200_record(r, p):
+def h200_record(r):
     """The committed H200 record of this very launch (kernel, its parameters, M = N = K), or None: the
-    prediction is then printed beside what the H200 measured (the validation set, not an input)."""
+    simulation and prediction are then printed beside what the H200 measured (the validation set, not
+    an input)."""
     from gpusim.report.records import RecordError, hw_record
-    if r.arch.lower() != "h200" or not (p.M == p.N == p.K):
+    if r.arch.lower() != "h200" or not (r.M == r.N == r.K):
         return None
     try:
-        rec = hw_record(p.kernel, p.M)
+        rec = hw_record(r.kernel, r.M)
     except (RecordError, OSError, ValueError):
         return None
     if rec.get("params", {}) != r.params:
         return None
-    rec.path = f"{p.kernel}_{p.M}.json"
+    rec.path = f"{r.kernel}_{r.M}.json"
     return rec
 
 

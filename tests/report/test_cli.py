@@ -122,3 +122,32 @@ def test_run_puts_the_h200_record_of_the_same_launch_beside_the_prediction(capsy
     assert "H200 recorded" in text and "H200 (ncu)" in text
     assert main(["run", "regtile1d", "--size", "1024", "--param", "TM=4", "--param", "BK=16", "--json"]) == 0
     assert "h200" not in json.loads(capsys.readouterr().out)
+
+
+def _cells(text, first):
+    """The cells of the table row whose first cell is `first` (rich's box characters as separators)."""
+    for line in text.splitlines():
+        cells = [c.strip() for c in line.strip("│ ").split("│")]
+        if cells and cells[0] == first:
+            return cells
+    raise AssertionError(f"no row {first!r}")
+
+
+def test_run_sets_every_section_beside_the_h200_record(capsys):
+    """With a record of the same launch, each section gets an "H200 (ncu)" column holding the record's
+    value of the same ncu name: exact counts, launch figures, SASS opcodes (ncu's spelling with the
+    modifier the simulator leaves off), the cache model's rates and the predictions; without one, none."""
+    rec = json.loads(open("traces/hw/h200/regtile1d_4096.json").read())["ncu"]
+    assert main(["run", "regtile1d", "--size", "4096"]) == 0
+    text = capsys.readouterr().out
+    req = "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"
+    assert _cells(text, req)[1] == _cells(text, req)[3] == f"{int(rec['metrics'][req]):,}"
+    assert _cells(text, "launch__registers_per_thread")[2] == str(int(rec["metrics"]["launch__registers_per_thread"]))
+    assert _cells(text, "BAR.SYNC")[3] == f"{rec['inst_executed_per_opcode_with_modifier']['BAR.SYNC.DEFER_BLOCKING']:,}"
+    dram = _cells(text, "dram__bytes_read.sum")
+    assert dram[1] == "byte" and dram[3] == f"{rec['metrics']['dram__bytes_read.sum']:,.0f}"
+    assert _cells(text, "gpusim__l1tex_busy.pct (LSU requests in the L1TEX stage)")[3] == "-"
+    issue = rec["metrics"]["smsp__issue_active.avg.per_cycle_active"]       # the same figure, ncu's other name
+    assert _cells(text, "smsp__issue_active.avg.pct_of_peak_sustained_active")[3] == f"{100 * issue:.3f}"
+    assert main(["run", "regtile1d", "--size", "512", "--no-time"]) == 0
+    assert "H200 (ncu)" not in capsys.readouterr().out
