@@ -60,7 +60,10 @@ def cmd_run(a):
             if rec is not None:     # what the H200 measured for this very launch, beside the prediction
                 out["h200"] = {"record": f"traces/hw/h200/{rec.path}", "time_ms": rec["time_ms_median"],
                                "stalls": {k: v for k, v in rec.metrics.items() if k in pred.stalls
-                                          or k == "smsp__average_warp_latency_per_inst_issued.ratio"}}
+                                          or k == "smsp__average_warp_latency_per_inst_issued.ratio"},
+                               # ncu's value of every metric the output has under the same name
+                               "metrics": {k: v for k, v in rec.metrics.items()
+                                           if k in out["metrics"] or k in out.get("timing_metrics", {})}}
         if window is not None:
             out["timeline"] = {"path": str(path), "window": window.describe(), **shown}
         print(json.dumps(out, indent=1))

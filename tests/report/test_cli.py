@@ -117,6 +117,8 @@ def test_run_puts_the_h200_record_of_the_same_launch_beside_the_prediction(capsy
     assert out["h200"]["time_ms"] == rec["time_ms_median"]
     key = "smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio"
     assert out["h200"]["stalls"][key] == rec["ncu"]["metrics"][key]
+    for k in ("l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum", "launch__registers_per_thread"):
+        assert out["h200"]["metrics"][k] == rec["ncu"]["metrics"][k] == out["metrics"][k]
     assert main(["run", "regtile1d", "--size", "1024"]) == 0
     text = capsys.readouterr().out
     assert "H200 recorded" in text and "H200 (ncu)" in text
