@@ -103,6 +103,10 @@ this cycle waits on the SMSP's pick (the switch bubble) or the pool arbiter (eli
 entry) has it set once, after them, so a warp the pool refuses cycle after cycle does not leave and
 re-enter its state each cycle (in-process A/B: 7-29 % faster on the 64-warp ladder kernels, results
 identical).
+With many warps per SMSP (run_lowered: 12 or more), the warps waiting on one queue class of one SMSP
+are kept in a group whose earliest waiter alone is evaluated, the others following its state (the
+`groups` code below; results identical, tests/timing/test_engine.py): each entry the pool frees used to
+wake all of them.
 """
 from __future__ import annotations
 
@@ -130,6 +134,7 @@ POLICY_GTO, POLICY_LRR, POLICY_GTO_OLDEST = 0, 1, 2
 (K_HEAVY, K_LITE, K_ALU, K_XU, K_SHARED_BUSY, K_L1_BUSY, K_FILL_BUSY, K_DEADLOCK, N_COUNTERS) = range(9)
 
 INF = np.int64(1) << 62
+GROUPS_ON, GROUPS_OFF = np.zeros((1, 1), np.int8), np.zeros(1, np.int8)   # run's `groups`
 # two engine-only states, folded into mio_throttle / lg_throttle in the reports (run_lowered): the
 # warp's own SMSP queue has room but the SM-wide pool has none
 S_MIO_POOL, S_LG_POOL = N_STATES, N_STATES + 1
@@ -249,7 +254,7 @@ def _log_interval_impl(log, n_log, w, st, t0, t1, row):
 
 @njit(cache=True, error_model="numpy")
 def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
-        rows, line_id, params, rb_wait, provider, n_ops, log):
+        rows, line_id, params, rb_wait, provider, n_ops, log, groups):
     """Simulate; returns (cycles, state_cycles[warp, state], issue_cycle[row], finish[warp], counters,
     op_state_cycles[opcode id, state], latency_state_cycles[warp, state]: the state cycles in which the
     warp's SMSP issued nothing and held no warp at dispatch, the number of stall intervals kept in log).
@@ -258,7 +263,10 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
     global load, the cache model's miss that brings its line in (lower.fill_providers), -1 none. n_ops: the
     number of opcode ids in rows[:, R_OP] (a scan of the rows here took 2 % of regtile2d's run). log: (cap, 5)
     int64 to keep up to cap stall intervals in (_log_interval; the last value returned is how many), or a
-    1-D array for none."""
+    1-D array for none. groups: GROUPS_ON or GROUPS_OFF, whether queue waiters are kept in groups (below;
+    with policy GTO and no log only); arrays because numba compiles the loop for each number of dimensions,
+    so a kernel that gains nothing from the groups (a few warps per SMSP) runs a loop without their code."""
+    grp = groups.ndim == 2      # (a compile-time constant: LLVM drops the code it guards when False)
     n_warps = warp_start.shape[0] - 1
     n_rows = rows.shape[0]
     n_ctas = cta_warp_start.shape[0] - 1
@@ -341,6 +349,27 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
     pend_k = np.zeros((n_smsp, max(n_warps, 1)), np.int64)   # ... and their scan positions, in scan order
     finished = np.zeros(n_warps, np.bool_)
     finish = np.zeros(n_warps, np.int64)
+    # Queue waiters in groups (GTO only, and not when stall intervals are logged). The warps of one SMSP
+    # waiting on one queue class (MIO or LG: its SMSP queue or the SM's pool) at rows where only the queue
+    # and the pool decide all see the same queue, pool and grant each cycle, so they are in the same state,
+    # but for the one the FIFO rule would pick: the earliest waiter, the group's head. Only the head is
+    # evaluated; the others (members, FIFO order) follow its state (not_selected the cycle it issues), kept
+    # per group as cumulative cycles by state, and each member's share is booked from those when it becomes
+    # the head. The same counts as evaluating every waiter every cycle, without the herd of evaluations each
+    # freed entry set off (most of the 64-warp kernels' work). Slots: 0 not_selected, 1 pool, 2 queue full.
+    grp_on = grp and log.ndim == 1 and policy == POLICY_GTO
+    n_grp = 2 * n_smsp
+    grp_head = np.full(n_grp, -1, np.int64)
+    grp_fifo = np.zeros((n_grp, max(n_warps, 1)), np.int64)
+    grp_fh = np.zeros(n_grp, np.int64)
+    grp_fn = np.zeros(n_grp, np.int64)
+    grp_state = np.zeros(n_grp, np.int64)
+    grp_since = np.zeros(n_grp, np.int64)
+    grp_lat_since = np.zeros(n_grp, np.int64)
+    grp_cum = np.zeros((n_grp, 3), np.int64)
+    grp_cum_lat = np.zeros((n_grp, 3), np.int64)
+    mem_cum = np.zeros((n_warps, 3), np.int64)      # the group's cumulative cycles when the member joined
+    mem_cum_lat = np.zeros((n_warps, 3), np.int64)
     last_issue = np.full(n_warps, -1, np.int64)
     next_ok = np.zeros(n_warps, np.int64)         # the warp's stall count runs until this cycle
     bar_wait = np.zeros(n_warps, np.bool_)
@@ -429,6 +458,11 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                 static = static_ok[w] == r
                 pw = 0
                 sw0 = state[w]
+                if grp and static and sw0 < 0:
+                    # a member of a waiter group (no state of its own: it follows its head), woken by an
+                    # event for its earlier loads
+                    recheck[w] = INF
+                    continue
                 if static and sw0 >= S_MIO_POOL:
                     # held back by the SM-wide pool at a row where it passed every check its own issue can
                     # undo: only its queue and the pool decide, as at the end of the checks below (the
@@ -572,6 +606,33 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                 ts = thr_since[w]
                 if (st == S_MIO_THROTTLE or st == S_LG_THROTTLE or st >= S_MIO_POOL) and ts < 0:
                     thr_since[w] = t
+                    # a new waiter: the head of its group if it has none, else a member (every waiter is
+                    # one or the other until it issues, so a group's FIFO is in the order of thr_since)
+                    if grp and grp_on:
+                        gi = 2 * s + (0 if (st == S_MIO_THROTTLE or st == S_MIO_POOL) else 1)
+                        h = grp_head[gi]
+                        if h < 0:
+                            grp_head[gi] = w            # the earliest waiter: evaluated as any warp
+                            grp_state[gi] = st
+                            grp_since[gi] = t
+                            grp_lat_since[gi] = lat_cum[s]
+                        else:
+                            # a later waiter joins the group: its own interval ends here, the group's cycles
+                            # from now on are its own
+                            n0 = t - since[w]
+                            counts[w, st] += n0
+                            if lat_on:
+                                lat_counts[w, st] += lat_cum[s] - lat_since[w]
+                            op_counts[rows[pc[w], R_OP], st] += n0
+                            gs = grp_state[gi]
+                            cur = 0 if gs == S_NOT_SELECTED else (1 if gs >= S_MIO_POOL else 2)
+                            for j in range(3):
+                                mem_cum[w, j] = grp_cum[gi, j] + (t - grp_since[gi] if j == cur else 0)
+                                mem_cum_lat[w, j] = grp_cum_lat[gi, j] + (lat_cum[s] - grp_lat_since[gi] if j == cur else 0)
+                            state[w] = -1
+                            recheck[w] = INF
+                            grp_fifo[gi, (grp_fh[gi] + grp_fn[gi]) % n_warps] = w
+                            grp_fn[gi] += 1
                 if wk < wake:
                     wake = wk
                 if st == S_NOT_SELECTED:
@@ -957,6 +1018,53 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                     if l1_blocked and smsp_l1_free[s] <= t:
                         wk = max(wk, shared_free)   # behind the blocked oldest head until the pipe frees
                     wake = min(wake, wk)
+
+        # ---- the waiter groups: the members' state this cycle is their head's (not_selected if it issued);
+        # when the head has issued, the earliest member takes its place with its share of the group's cycles
+        if grp and grp_on:
+            for gi in range(n_grp):
+                h = grp_head[gi]
+                if h < 0:
+                    continue
+                s = gi // 2
+                ns = state[h]
+                gone_h = ns == S_SELECTED
+                if gone_h:
+                    ns = S_NOT_SELECTED
+                if ns != grp_state[gi]:
+                    gs = grp_state[gi]
+                    cur = 0 if gs == S_NOT_SELECTED else (1 if gs >= S_MIO_POOL else 2)
+                    grp_cum[gi, cur] += t - grp_since[gi]
+                    grp_cum_lat[gi, cur] += lat_cum[s] - grp_lat_since[gi]
+                    grp_state[gi] = ns
+                    grp_since[gi] = t
+                    grp_lat_since[gi] = lat_cum[s]
+                if not gone_h:
+                    continue
+                if grp_fn[gi] == 0:
+                    grp_head[gi] = -1
+                    continue
+                w = grp_fifo[gi, grp_fh[gi]]
+                grp_fh[gi] = (grp_fh[gi] + 1) % n_warps
+                grp_fn[gi] -= 1
+                # its cycles as a member, through this one (the head issued: something issued, so the next
+                # cycle is t + 1; this cycle's latency count is added to lat_cum at the advance below)
+                lat_next = lat_cum[s] + (0 if smsp_active[s] else 1)
+                op = rows[pc[w], R_OP]
+                for j in range(3):
+                    stj = S_NOT_SELECTED if j == 0 else ((S_MIO_POOL if j == 1 else S_MIO_THROTTLE) if gi % 2 == 0
+                                                         else (S_LG_POOL if j == 1 else S_LG_THROTTLE))
+                    n0 = grp_cum[gi, j] + (t + 1 - grp_since[gi] if j == 0 else 0) - mem_cum[w, j]
+                    counts[w, stj] += n0
+                    op_counts[op, stj] += n0
+                    if lat_on:
+                        lat_counts[w, stj] += (grp_cum_lat[gi, j] + (lat_next - grp_lat_since[gi] if j == 0 else 0)
+                                               - mem_cum_lat[w, j])
+                state[w] = S_NOT_SELECTED
+                since[w] = t + 1
+                lat_since[w] = lat_next
+                recheck[w] = 0
+                grp_head[gi] = w
 
         # ---- advance: to the next cycle, or past cycles in which nothing can change
         if n_left == 0:

@@ -548,3 +548,26 @@ def test_stall_intervals_tile_each_warps_life(kernel):
         assert (by_state == expect).all()
     part = simulate_sm(tr, gpu, stall_counts=counts, log_states=100)
     assert (part.state_log == log[:100]).all()
+
+
+@pytest.mark.parametrize("kernel", ["coalesced", "smemtile", "naive"])
+def test_waiter_groups_change_nothing(kernel):
+    """Queue waiters kept in groups (engine.run's GROUPS_ON: only the earliest waiter of an SMSP and queue
+    class is evaluated, the others follow its state) give every output of the loop as evaluating each
+    waiter every cycle: cycles, each warp's state cycles, issue cycles, cycles by opcode and the not-issued
+    counts. The 64-warp kernels, whose warps wait on the LG (coalesced, naive) and MIO (smemtile) pools, in
+    a two-trip window of their first round at 256^3 as predict() times it."""
+    res = gpusim.simulate(kernel, 256)
+    gpu = gpusim.get_arch("h200")
+    tr, _ = KT.build_window(res, KT._resident(res, gpu, res.occupancy.blocks_per_sm), 2)
+    counts, boards, reads = KT.ptxas_facts(res)
+    lw = lower(tr, gpu, global_level=KT._Levels(res, gpu, True)(tr, gpu), stall_counts=counts, scoreboards=boards,
+               read_barriers=reads)
+    lw.params[E.P_NOT_ISSUED] = 1
+    args = (lw.warp_start, lw.warp_smsp, lw.warp_cta, lw.cta_warp_start, lw.smsp_warps, lw.smsp_start,
+            lw.rows, lw.line_id, lw.params, lw.rb_wait, lw.provider, len(lw.opcodes), np.zeros(1, np.int64))
+    off, on = E.run(*args, E.GROUPS_OFF), E.run(*args, E.GROUPS_ON)
+    pool = E.S_LG_POOL if kernel != "smemtile" else E.S_MIO_POOL
+    assert off[1][:, pool].sum() > 0          # the warps did wait on the pool
+    for a, b in zip(off, on):
+        assert np.array_equal(np.asarray(a), np.asarray(b))
