@@ -75,7 +75,7 @@ GROUPS_FROM_WARPS_PER_SMSP = 12
 def run_lowered(lw: Lowered, arch: GPU, log_states: int = 0) -> TimingResult:
     """Run the cycle engine on a lowered trace; log_states: stall intervals to keep (simulate_sm)."""
     log = np.zeros((log_states, 5), np.int64) if log_states > 0 else np.zeros(1, np.int64)
-    groups = bool(log_states == 0 and lw.params[E.P_POLICY] == E.POLICY_GTO
+    groups = bool(log_states == 0 and lw.params[E.P_POLICY] in (E.POLICY_GTO, E.POLICY_GTY)
                   and np.diff(lw.smsp_start).max(initial=0) >= GROUPS_FROM_WARPS_PER_SMSP)
     cycles, counts, issue_cycle, finish, ctr, op_counts, lat_counts, n_log = E.run(
         lw.warp_start, lw.warp_smsp, lw.warp_cta, lw.cta_warp_start, lw.smsp_warps, lw.smsp_start,
@@ -136,16 +136,17 @@ def run_lowered(lw: Lowered, arch: GPU, log_states: int = 0) -> TimingResult:
                         lw.trace_row, lw.row_warp, m, by_op, notes, not_issued, log)
 
 
-def simulate_sm(trace: Trace, arch: str | GPU = "h200", ctas=None, *, policy: str = "gto",
+def simulate_sm(trace: Trace, arch: str | GPU = "h200", ctas=None, *, policy: str = "gty",
                 global_level=None, active_sms: int | None = None,
                 stall_counts: dict | None = None, scoreboards: dict | None = None,
                 read_barriers=None, not_issued: bool = False, log_states: int = 0) -> TimingResult:
     """Time the rows of `ctas` (trace CTA ids, default all) as CTAs resident together on one SM.
 
     The caller chooses how many CTAs are resident (occupancy); all launch at cycle 0.
-    policy: "gto" (default: greedy-then-oldest, but warps held back by a full MIO / LG queue get
-    the freed entries in the order they began waiting: micro/sched_fairness.json), "gto-oldest"
-    (without that rule) or "lrr" (loose round robin).
+    policy: "gty" (default: greedy-then-youngest, but warps held back by a full MIO / LG queue get
+    the freed entries in the order they began waiting: micro/sched_fairness.json, whose warps finish
+    in reverse order of age), "gto" (the same with the oldest in place of the youngest), "gto-oldest"
+    (greedy-then-oldest without the queue rule) or "lrr" (loose round robin).
     global_level: per trace row, where a global load hits (LEVEL_L1/L2/DRAM); default L2.
     active_sms: SMs sharing the chip's L2/DRAM bandwidth (default: all the preset's SMs).
     stall_counts: ptxas's stall counts of the kernel (control_codes.stall_table); default none.

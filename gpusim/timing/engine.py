@@ -3,12 +3,14 @@
 Model (all times integer SM cycles; `t` is the current cycle):
   * Warp w of the SM (CTA slot * warps per CTA + warp in CTA) belongs to SMSP w % 4.
   * Each cycle, each SMSP scheduler looks at its warps' next instruction (in program
-    order) and issues at most one of the eligible ones. Policy GTO (default): a warp whose
+    order) and issues at most one of the eligible ones. Policy GTY (default): a warp whose
     memory instruction was held back by a full MIO / LG queue and is now eligible goes first,
-    the one that began waiting earliest (micro/sched_fairness.json: queue-bound warps finish
-    together); else the warp it issued last if still eligible, else the oldest (lowest SM warp
-    index). GTO_OLDEST: the same without the queue rule. LRR: the first eligible warp after the
-    one issued last, in circular order.
+    the one that began waiting earliest, the youngest of those that began in the same cycle
+    (micro/sched_fairness.json: queue-bound warps finish together); else the warp it issued
+    last if still eligible, else the youngest (highest SM warp index: the record's warps finish
+    in reverse order of age in every mode). GTO: the same with the oldest in place of the
+    youngest (the policy until 2026-11-30); GTO_OLDEST: GTO without the queue rule. LRR: the
+    first eligible warp after the one issued last, in circular order.
   * A warp's next instruction is eligible when (checked in this order, the first
     failing check names the warp's state):
       barrier      - it is not waiting at BAR.SYNC (BAR.SYNC.DEFER_BLOCKING: only a memory,
@@ -129,7 +131,7 @@ U_NONE, U_FMA, U_HEAVY, U_ALU, U_XU = range(5)
  P_SWITCH_FMA, P_MEM_ISSUE_IV, P_WARP_SHARED_CPW, P_SMSP_L1_CPL, P_QUEUE_AT_RETURN, P_SHARED_WB,
  P_SB_GLOBAL, P_SB_SHARED, P_DATA_PIPE_UNIFIED, P_NO_SKIP, P_NOT_ISSUED, N_PARAMS) = range(32)
 FP = 256              # sub-cycle units of the L2 / DRAM bandwidth servers
-POLICY_GTO, POLICY_LRR, POLICY_GTO_OLDEST = 0, 1, 2
+POLICY_GTO, POLICY_LRR, POLICY_GTO_OLDEST, POLICY_GTY = 0, 1, 2, 3
 # counters vector
 (K_HEAVY, K_LITE, K_ALU, K_XU, K_SHARED_BUSY, K_L1_BUSY, K_FILL_BUSY, K_DEADLOCK, N_COUNTERS) = range(9)
 
@@ -302,7 +304,10 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
     smsp_last_t = np.full(n_smsp, -2, np.int64)   # cycle and warp of each SMSP's last issue
     smsp_last_w = np.full(n_smsp, -1, np.int64)
     pend = np.zeros(n_warps, np.int64)            # 1 / 2: eligible pending an SM-wide MIO / LG entry (this cycle)
-    thr_since = np.full(n_warps, -1, np.int64)    # first cycle the warp's instruction met a full queue
+    # the cycle the warp's instruction first met a full queue, times n_warps, plus its rank among warps that
+    # began in the same cycle (the youngest first under greedy-then-youngest, else the oldest): the queue's
+    # FIFO order
+    thr_since = np.full(n_warps, -1, np.int64)
     sel0 = np.full(n_smsp, -1, np.int64)          # each SMSP's pick without / with pending warps
     sel1 = np.full(n_smsp, -1, np.int64)
     grant = np.zeros(n_smsp, np.int64)            # arbiter: q granted, -q refused, 0 not asked
@@ -357,12 +362,11 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
     # per group as cumulative cycles by state, and each member's share is booked from those when it becomes
     # the head. The same counts as evaluating every waiter every cycle, without the herd of evaluations each
     # freed entry set off (most of the 64-warp kernels' work). Slots: 0 not_selected, 1 pool, 2 queue full.
-    grp_on = grp and log.ndim == 1 and policy == POLICY_GTO
+    grp_on = grp and log.ndim == 1 and (policy == POLICY_GTO or policy == POLICY_GTY)
     n_grp = 2 * n_smsp
     grp_head = np.full(n_grp, -1, np.int64)
-    grp_fifo = np.zeros((n_grp, max(n_warps, 1)), np.int64)
-    grp_fh = np.zeros(n_grp, np.int64)
-    grp_fn = np.zeros(n_grp, np.int64)
+    grp_mem = np.zeros((n_grp, max(n_warps, 1)), np.int64)   # each group's members (any order) and their count
+    grp_n = np.zeros(n_grp, np.int64)
     grp_state = np.zeros(n_grp, np.int64)
     grp_since = np.zeros(n_grp, np.int64)
     grp_lat_since = np.zeros(n_grp, np.int64)
@@ -436,6 +440,7 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
             first_el, after_el, greedy_el, fifo_el = -1, -1, -1, -1
             n_switch = 0
             first0, after0, greedy0 = -1, -1, -1
+            last_el, last0 = -1, -1      # the youngest eligible (greedy-then-youngest)
             lk = last_k[s]
             fifo_ts = INF
             for k in range(smsp_start[s], smsp_start[s + 1]):
@@ -605,37 +610,46 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                     recheck[w] = wk
                 ts = thr_since[w]
                 if (st == S_MIO_THROTTLE or st == S_LG_THROTTLE or st >= S_MIO_POOL) and ts < 0:
-                    thr_since[w] = t
-                    # a new waiter: the head of its group if it has none, else a member (every waiter is
-                    # one or the other until it issues, so a group's FIFO is in the order of thr_since)
+                    thr_since[w] = t * n_warps + (n_warps - 1 - w if policy == POLICY_GTY else w)
+                    # a new waiter: the head of its group if it has none or comes before it in the FIFO (a
+                    # younger warp that began waiting in the same cycle, under greedy-then-youngest), else a
+                    # member (every waiter is one or the other until it issues)
                     if grp and grp_on:
                         gi = 2 * s + (0 if (st == S_MIO_THROTTLE or st == S_MIO_POOL) else 1)
                         h = grp_head[gi]
+                        x = w                           # the warp that becomes a member, if any
                         if h < 0:
                             grp_head[gi] = w            # the earliest waiter: evaluated as any warp
                             grp_state[gi] = st
                             grp_since[gi] = t
                             grp_lat_since[gi] = lat_cum[s]
-                        else:
-                            # a later waiter joins the group: its own interval ends here, the group's cycles
-                            # from now on are its own
-                            n0 = t - since[w]
-                            counts[w, st] += n0
+                            x = -1
+                        elif thr_since[w] < thr_since[h]:
+                            grp_head[gi] = w            # (h became the head in this cycle, in the same state)
+                            x = h
+                        if x >= 0:
+                            # its own interval ends here; the group's cycles from now on are its own
+                            sx = state[x]
+                            n0 = t - since[x]
+                            counts[x, sx] += n0
                             if lat_on:
-                                lat_counts[w, st] += lat_cum[s] - lat_since[w]
-                            op_counts[rows[pc[w], R_OP], st] += n0
+                                lat_counts[x, sx] += lat_cum[s] - lat_since[x]
+                            op_counts[rows[pc[x], R_OP], sx] += n0
                             gs = grp_state[gi]
                             cur = 0 if gs == S_NOT_SELECTED else (1 if gs >= S_MIO_POOL else 2)
                             for j in range(3):
-                                mem_cum[w, j] = grp_cum[gi, j] + (t - grp_since[gi] if j == cur else 0)
-                                mem_cum_lat[w, j] = grp_cum_lat[gi, j] + (lat_cum[s] - grp_lat_since[gi] if j == cur else 0)
-                            state[w] = -1
-                            recheck[w] = INF
-                            grp_fifo[gi, (grp_fh[gi] + grp_fn[gi]) % n_warps] = w
-                            grp_fn[gi] += 1
+                                mem_cum[x, j] = grp_cum[gi, j] + (t - grp_since[gi] if j == cur else 0)
+                                mem_cum_lat[x, j] = grp_cum_lat[gi, j] + (lat_cum[s] - grp_lat_since[gi] if j == cur else 0)
+                            state[x] = -1
+                            recheck[x] = INF
+                            grp_mem[gi, grp_n[gi]] = x
+                            grp_n[gi] += 1
                 if wk < wake:
                     wake = wk
                 if st == S_NOT_SELECTED:
+                    last_el = k
+                    if pw == 0:
+                        last0 = k
                     if first_el == -1:
                         first_el = k
                     if after_el == -1 and k > lk:
@@ -673,7 +687,10 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                         since[w] = t
                         if lat_on:
                             lat_since[w] = lat_cum[s]
-            if policy == POLICY_GTO and fifo_el != -1:
+            if policy == POLICY_GTY:
+                sel1[s] = fifo_el if fifo_el != -1 else (greedy_el if greedy_el != -1 else last_el)
+                sel0[s] = greedy0 if greedy0 != -1 else last0
+            elif policy == POLICY_GTO and fifo_el != -1:
                 sel1[s] = fifo_el
                 sel0[s] = greedy0 if greedy0 != -1 else first0
             elif policy == POLICY_GTO or policy == POLICY_GTO_OLDEST:
@@ -1041,12 +1058,16 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                     grp_lat_since[gi] = lat_cum[s]
                 if not gone_h:
                     continue
-                if grp_fn[gi] == 0:
+                if grp_n[gi] == 0:
                     grp_head[gi] = -1
                     continue
-                w = grp_fifo[gi, grp_fh[gi]]
-                grp_fh[gi] = (grp_fh[gi] + 1) % n_warps
-                grp_fn[gi] -= 1
+                jm = 0                                  # the member first in the FIFO
+                for j in range(1, grp_n[gi]):
+                    if thr_since[grp_mem[gi, j]] < thr_since[grp_mem[gi, jm]]:
+                        jm = j
+                w = grp_mem[gi, jm]
+                grp_n[gi] -= 1
+                grp_mem[gi, jm] = grp_mem[gi, grp_n[gi]]
                 # its cycles as a member, through this one (the head issued: something issued, so the next
                 # cycle is t + 1; this cycle's latency count is added to lat_cum at the advance below)
                 lat_next = lat_cum[s] + (0 if smsp_active[s] else 1)

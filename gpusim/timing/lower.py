@@ -98,10 +98,10 @@ def _op_tables(opcodes: list[str], arch: GPU):
     return cls, unit, lat, hold
 
 
-POLICIES = {"gto": E.POLICY_GTO, "gto-oldest": E.POLICY_GTO_OLDEST, "lrr": E.POLICY_LRR}
+POLICIES = {"gty": E.POLICY_GTY, "gto": E.POLICY_GTO, "gto-oldest": E.POLICY_GTO_OLDEST, "lrr": E.POLICY_LRR}
 
 
-def engine_params(arch: GPU, policy: str = "gto", active_sms: int | None = None,
+def engine_params(arch: GPU, policy: str = "gty", active_sms: int | None = None,
                   stall_counts: bool = False, scoreboards: dict | None = None) -> np.ndarray:
     """The engine's parameter vector. active_sms: SMs sharing the chip's L2 and DRAM bandwidth
     (default all of them). stall_counts: the rows carry ptxas's stall counts, which hold the
@@ -238,7 +238,7 @@ def fill_providers(level: np.ndarray, line_ptr: np.ndarray, line_id: np.ndarray,
     return out
 
 
-def lower(trace: Trace, arch: GPU, ctas=None, global_level=None, policy: str = "gto",
+def lower(trace: Trace, arch: GPU, ctas=None, global_level=None, policy: str = "gty",
           active_sms: int | None = None, stall_counts: dict | None = None,
           scoreboards: dict | None = None, read_barriers=None) -> Lowered:
     """Flat engine arrays for the rows of `ctas` (trace CTA ids, default all), resident together.

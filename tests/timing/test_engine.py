@@ -108,35 +108,36 @@ def test_lds_latency_short_scoreboard():
 
 
 def test_lds_burst_fills_mio_queue():
-    """Warps 0, 4, 8, 12 (all on SMSP 0) each issue one LDS of 4 wavefronts; MIO depth 1.
-    t0: w0 issues, the pipe starts it at once (busy to 4, ready 0+3+23 = 26).
-    t1: w4 issues into the queue (now full). t2-4: w8, w12 mio_throttle (the pipe takes w4's
-    LDS at 4 only after issue: ready 30). t5: w8 issues (oldest). t6-8: w12 mio_throttle (pipe
-    takes w8's at 8: ready 34). t9: w12 issues; the pipe takes it at 12: ready 38.
-    Each warp drains until its load returns: retire at 26, 30, 34, 38."""
+    """Warps 0, 4, 8, 12 (all on SMSP 0) each issue one LDS of 4 wavefronts; MIO depth 1. The scheduler
+    takes the youngest first (greedy-then-youngest).
+    t0: w12 issues, the pipe starts it at once (busy to 4, ready 0+3+23 = 26).
+    t1: w8 issues into the queue (now full). t2-4: w4, w0 mio_throttle (the pipe takes w8's
+    LDS at 4 only after issue: ready 30). t5: w4 issues (the earlier waiter... both began at 2: the
+    youngest). t6-8: w0 mio_throttle (pipe takes w4's at 8: ready 34). t9: w0 issues; the pipe takes it
+    at 12: ready 38. Each warp drains until its load returns: retire at 38, 34, 30, 26."""
     arch = replace(ARCH, mio_queue_depth=1)
     res = simulate_sm(make_trace([row(w, "LDS", 0, wf=4) for w in (0, 4, 8, 12)]), arch)
-    assert res.issue_cycle.tolist() == [0, 1, 5, 9]
-    assert res.warp_retire.tolist() == [26, 30, 34, 38]
+    assert res.issue_cycle.tolist() == [9, 5, 1, 0]
+    assert res.warp_retire.tolist() == [38, 34, 30, 26]
     assert res.cycles == 38
-    assert states(res, 0) == {"selected": 1, "drain": 25}
-    assert states(res, 1) == {"not_selected": 1, "selected": 1, "drain": 28}
-    assert states(res, 2) == {"not_selected": 2, "mio_throttle": 3, "selected": 1, "drain": 28}
-    assert states(res, 3) == {"not_selected": 3, "mio_throttle": 6, "selected": 1, "drain": 28}
+    assert states(res, 3) == {"selected": 1, "drain": 25}
+    assert states(res, 2) == {"not_selected": 1, "selected": 1, "drain": 28}
+    assert states(res, 1) == {"not_selected": 2, "mio_throttle": 3, "selected": 1, "drain": 28}
+    assert states(res, 0) == {"not_selected": 3, "mio_throttle": 6, "selected": 1, "drain": 28}
     assert res.state_cycles["mio_throttle"] == 9
     check_invariants(res)
 
 
 def test_mio_throttle_from_the_sm_pool_is_counted_apart():
     """The same four 4-wavefront LDS throttle on SMSP 0's own queue (depth 1: warps 0, 4, 8, 12) or
-    on the SM-wide pool (depth 1, one warp on each SMSP, queues of 8): the issue times are the same,
-    and only the second's mio_throttle is the pool's (gpusim__mio_throttle_sm_pool)."""
+    on the SM-wide pool (depth 1, one warp on each SMSP, queues of 8): the same issue times, and only the second's mio_throttle is the pool's (gpusim__mio_throttle_sm_pool). (In another order:
+    the SMSP takes its youngest warp first, the pool's arbiter the lowest SMSP among equals.)"""
     smsp_q = simulate_sm(make_trace([row(w, "LDS", 0, wf=4) for w in (0, 4, 8, 12)]),
                          replace(ARCH, mio_queue_depth=1))
     pool = simulate_sm(make_trace([row(w, "LDS", 0, wf=4) for w in (0, 1, 2, 3)]),
                        replace(ARCH, mio_sm_queue_depth=1))
+    assert smsp_q.issue_cycle.tolist() == [9, 5, 1, 0] and pool.issue_cycle.tolist() == [0, 1, 5, 9]
     for res in (smsp_q, pool):
-        assert res.issue_cycle.tolist() == [0, 1, 5, 9]
         check_invariants(res)
     assert smsp_q.state_cycles["mio_throttle"] == 9
     assert smsp_q.metrics["gpusim__mio_throttle_sm_pool_cycles"] == 0
@@ -223,10 +224,10 @@ def test_global_load_bandwidth_and_dram_hook():
     check_invariants(res)
 
 
-@pytest.mark.parametrize("policy, order", [("gto", [0, 1, 2, 3]), ("lrr", [0, 2, 1, 3])])
+@pytest.mark.parametrize("policy, order", [("gty", [2, 3, 0, 1]), ("gto", [0, 1, 2, 3]), ("lrr", [0, 2, 1, 3])])
 def test_scheduler_policy(policy, order):
-    """Warps 0 and 4 share SMSP 0, two independent FFMAs each. GTO keeps issuing warp 0;
-    loose round robin alternates."""
+    """Warps 0 and 4 share SMSP 0, two independent FFMAs each. Greedy-then-youngest (the default) issues
+    warp 4 until it is done, greedy-then-oldest warp 0; loose round robin alternates."""
     res = simulate_sm(make_trace([row(0, "FFMA", 0), row(0, "FFMA", 1), row(4, "FFMA", 0),
                                   row(4, "FFMA", 1)]), ARCH, policy=policy)
     assert res.issue_cycle.tolist() == order
@@ -337,15 +338,15 @@ def test_state_cycles_by_opcode():
 
 
 def test_fp32_switch_bubble_states():
-    """Warps 0 and 4 (both SMSP 0), 8 independent FFMAs each, with the FP32 warp-switch bubble: warp 0
-    issues at 0..7 while warp 4 waits not_selected (warp 0 keeps the slot: ncu's PC samples put such
-    warps in not_selected, micro/fma_pipes_ncu.json); at 8 the scheduler must switch, the bubble is
-    warp 4's dispatch_stall, and it issues at 9..16."""
+    """Warps 0 and 4 (both SMSP 0), 8 independent FFMAs each, with the FP32 warp-switch bubble: warp 4
+    (the younger) issues at 0..7 while warp 0 waits not_selected (warp 4 keeps the slot: ncu's PC
+    samples put such warps in not_selected, micro/fma_pipes_ncu.json); at 8 the scheduler must switch,
+    the bubble is warp 0's dispatch_stall, and it issues at 9..16."""
     arch = replace(ARCH, fma_warp_switch_bubble=True)
     res = simulate_sm(make_trace([row(w, "FFMA", i) for w in (0, 4) for i in range(8)]), arch)
-    assert res.issue_cycle.tolist() == list(range(8)) + list(range(9, 17))
-    assert states(res, 0) == {"selected": 8}
-    assert states(res, 1) == {"selected": 8, "not_selected": 8, "dispatch_stall": 1}
+    assert res.issue_cycle.tolist() == list(range(9, 17)) + list(range(8))
+    assert states(res, 1) == {"selected": 8}
+    assert states(res, 0) == {"selected": 8, "not_selected": 8, "dispatch_stall": 1}
     check_invariants(res)
 
 
@@ -499,7 +500,7 @@ def test_not_issued_cycles_are_those_in_which_the_warps_smsp_issued_nothing():
     """ncu's "not issued" PC samples, per state: warp 0 (SMSP 0) runs a chain of 8 dependent FFMAs, whose
     21 wait cycles are all cycles in which SMSP 0 issues nothing, although warp 1 (SMSP 1) issues 16
     independent FFMAs meanwhile; warp 1 never waits. With the switch bubble on SMSP 0 (warps 0 and 4,
-    test_fp32_switch_bubble_states) warp 4's 8 not_selected cycles are warp 0's issues and its
+    test_fp32_switch_bubble_states) warp 0's 8 not_selected cycles are warp 4's issues and its
     dispatch_stall cycle holds a warp at dispatch (ncu counts the scheduler as having selected one):
     none is a not-issued cycle. Off unless asked for."""
     chain = [row(0, "FFMA", i, (i - 1,) if i else ()) for i in range(8)]
@@ -510,7 +511,7 @@ def test_not_issued_cycles_are_those_in_which_the_warps_smsp_issued_nothing():
     check_invariants(res)
     arch = replace(ARCH, fma_warp_switch_bubble=True)
     res = simulate_sm(make_trace([row(w, "FFMA", i) for w in (0, 4) for i in range(8)]), arch, not_issued=True)
-    assert states(res, 1) == {"selected": 8, "not_selected": 8, "dispatch_stall": 1}
+    assert states(res, 0) == {"selected": 8, "not_selected": 8, "dispatch_stall": 1}
     assert not any(res.not_issued_cycles.values())
     assert simulate_sm(make_trace(chain), ARCH).not_issued_cycles == {}
 

@@ -1,0 +1,59 @@
+"""The order in which a CTA's warps reach regtile1d's barriers, the engine against traces/hw/h200/micro/
+barrier_wait.json (validation of the scheduler's policy, which micro/sched_fairness.json set: its record
+was not used to choose it).
+
+The micro stamps, per warp of each regtile1d CTA at 4096, the cycle it reaches each of the slab's two
+barriers: the CTA's younger warps (higher index) get there first (mean rank 5.8 / 4.1 for warps 12-15,
+9.3 / 11.1 for warps 0-3, first / second barrier). The engine's warps, in its own regtile1d window as
+predict() times it, reach the BAR.SYNC rows in the same order under the default greedy-then-youngest
+scheduler, and in the opposite one under greedy-then-oldest."""
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import gpusim
+from gpusim.timing import kernel_time as KT, lower, run_lowered
+
+ROOT = Path(__file__).resolve().parents[2]
+REC = json.loads((ROOT / "traces/hw/h200/micro/barrier_wait.json").read_text())["details"]
+sys.path.insert(0, str(ROOT / "kernels_cuda" / "micro"))
+from barrier_wait import arrival_ranks  # noqa: E402  (the micro's own analysis)
+
+WARPS = 16
+
+
+def engine_ranks(policy: str) -> tuple[np.ndarray, np.ndarray]:
+    """Mean arrival rank of each warp of a CTA at the first and at the second barrier of each slab: the
+    BAR.SYNC issue cycles of the engine's regtile1d window at 4096 (its two resident CTAs, 8 slabs)."""
+    res = gpusim.simulate("regtile1d", 4096)
+    gpu = gpusim.get_arch("h200")
+    tr, _ = KT.build_window(res, KT._resident(res, gpu, res.occupancy.blocks_per_sm), 8)
+    counts, boards, reads = KT.ptxas_facts(res)
+    lw = lower(tr, gpu, global_level=KT._Levels(res, gpu, True)(tr, gpu), policy=policy, stall_counts=counts,
+               scoreboards=boards, read_barriers=reads)
+    t = run_lowered(lw, gpu)
+    ops = np.array(tr.opcodes)[tr.rows["op"][t.trace_row]].astype(str)
+    bar = ops == "BAR.SYNC"
+    at = np.stack([np.sort(t.issue_cycle[bar & (t.row_warp == w)]) for w in range(len(t.warps))])
+    at = at.reshape(-1, WARPS, at.shape[1])       # [CTAs, warps, barriers], warps in CTA order
+    assert (t.warps[:, 1].reshape(-1, WARPS) == np.arange(WARPS)).all()
+    return arrival_ranks(at[:, :, 0::2]), arrival_ranks(at[:, :, 1::2])
+
+
+def _young_minus_old(r) -> float:
+    return float(np.mean(r[12:]) - np.mean(r[:4]))
+
+
+def test_the_h200s_younger_warps_reach_the_barriers_first():
+    for key in ("arrival1_mean_rank", "arrival2_mean_rank"):
+        assert _young_minus_old(REC[key]) < -3
+
+
+@pytest.mark.parametrize("policy, sign", [("gty", -1), ("gto", 1)])
+def test_engine_barrier_arrival_order(policy, sign):
+    first, second = engine_ranks(policy)
+    for r in (first, second):
+        assert sign * _young_minus_old(r) > 2
