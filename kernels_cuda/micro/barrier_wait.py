@@ -15,7 +15,6 @@ finish each phase first, so they wait longest).
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 
@@ -23,7 +22,7 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1]))
-from micro_cli import provenance, nvcc_build, gpu_provenance, out_or_record  # noqa: E402  (beside this script)
+from micro_cli import build_and_run, provenance, gpu_provenance, out_or_record  # noqa: E402  (beside this script)
 
 N = 4096
 WARPS_PER_CTA = 16
@@ -53,11 +52,8 @@ def per_warp(stamps: np.ndarray) -> dict:
 
 def run_on_gpu(out: Path):
     out.mkdir(parents=True, exist_ok=True)
-    exe = nvcc_build(HERE / "barrier_wait.cu", out / "barrier_bin")
-    (out / "barrier.sass").write_text(subprocess.run(["cuobjdump", "-sass", str(exe)], capture_output=True,
-                                                     text=True).stdout)
     raw = out / "barrier_raw.bin"
-    text = subprocess.run([str(exe), str(N), str(raw)], capture_output=True, text=True, check=True).stdout
+    exe, text = build_and_run(HERE / "barrier_wait.cu", out, "barrier", [[str(N), str(raw)]])
     print(text)
     ctas = int(text.split("ctas ")[1].split()[0])
     slabs = int(text.split("slabs ")[1].split()[0])

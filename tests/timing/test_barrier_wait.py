@@ -14,8 +14,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import gpusim
-from gpusim.timing import kernel_time as KT, lower, run_lowered
+from gpusim.timing import run_lowered
+from tests.timing.ladder_window import first_round_window
 
 ROOT = Path(__file__).resolve().parents[2]
 REC = json.loads((ROOT / "traces/hw/h200/micro/barrier_wait.json").read_text())["details"]
@@ -28,12 +28,7 @@ WARPS = 16
 def engine_ranks(policy: str) -> tuple[np.ndarray, np.ndarray]:
     """Mean arrival rank of each warp of a CTA at the first and at the second barrier of each slab: the
     BAR.SYNC issue cycles of the engine's regtile1d window at 4096 (its two resident CTAs, 8 slabs)."""
-    res = gpusim.simulate("regtile1d", 4096)
-    gpu = gpusim.get_arch("h200")
-    tr, _ = KT.build_window(res, KT._resident(res, gpu, res.occupancy.blocks_per_sm), 8)
-    counts, boards, reads = KT.ptxas_facts(res)
-    lw = lower(tr, gpu, global_level=KT._Levels(res, gpu, True)(tr, gpu), policy=policy, stall_counts=counts,
-               scoreboards=boards, read_barriers=reads)
+    tr, lw, gpu = first_round_window("regtile1d", 4096, 8, policy)
     t = run_lowered(lw, gpu)
     ops = np.array(tr.opcodes)[tr.rows["op"][t.trace_row]].astype(str)
     bar = ops == "BAR.SYNC"
@@ -57,3 +52,20 @@ def test_engine_barrier_arrival_order(policy, sign):
     first, second = engine_ranks(policy)
     for r in (first, second):
         assert sign * _young_minus_old(r) > 2
+
+
+def test_the_stamps_sit_where_the_micro_says():
+    """In the SASS the micro ran (micro/barrier_wait.sass), the four clock reads of a slab follow: the
+    two shared stores (so the global loads were back), the shared load after the first BAR.SYNC (which
+    waits for its release), the dot loop's last FFMA, and the shared load after the second BAR.SYNC."""
+    body = [ln.split("*/", 1)[1].split(";")[0].strip()
+            for ln in (ROOT / "traces/hw/h200/micro/barrier_wait.sass").read_text().splitlines()
+            if ln.strip().startswith("/*0") and "*/" in ln]
+    ops = [b.split()[1] if b.startswith("@") else b.split()[0] for b in body]
+    clocks = [i for i, b in enumerate(body) if "SR_CLOCKLO" in b]
+    assert len(clocks) == 4
+    before = lambda i, n: [o for o in ops[:i] if not o.startswith(("STG", "FSETP", "SEL", "IADD3"))][-n:]   # noqa: E731
+    assert before(clocks[0], 2) == ["STS", "STS"]
+    assert before(clocks[1], 2) == ["BAR.SYNC.DEFER_BLOCKING", "LDS"]
+    assert before(clocks[3], 2) == ["BAR.SYNC.DEFER_BLOCKING", "LDS"]
+    assert "FFMA" not in ops[clocks[2]:clocks[3]] and ops[clocks[2] - 1] == "FFMA"

@@ -23,6 +23,7 @@ from gpusim.kernel.opcodes import TABLE
 from gpusim.timing import engine as E, kernel_time as KT, lower, run_lowered, simulate_sm, STATES, LEVEL_DRAM, \
     LEVEL_L1, LEVEL_L2
 from gpusim.trace.trace import ROW_DTYPE, Trace, trace_from_ctx
+from tests.timing.ladder_window import first_round_window
 
 ARCH = replace(H200, ffma_dependent_latency_cycles=4.0, imad_latency_cycles=4, lds_latency_cycles=23.0,
                l2_hit_latency_cycles=282.0, dram_latency_ns=335.0, sm_clock_max_mhz=1980.0,
@@ -480,12 +481,7 @@ def test_skipping_idle_cycles_changes_nothing(kernel):
     """The engine jumps over cycles in which nothing can change; visiting every cycle instead (P_NO_SKIP)
     must give the same cycles and warp states. A two-trip window of each kernel's first round at 256^3,
     with the cache model's levels, ptxas's stall counts, barriers and read barriers as predict() uses."""
-    res = gpusim.simulate(kernel, 256)
-    gpu = gpusim.get_arch("h200")
-    tr, _ = KT.build_window(res, KT._resident(res, gpu, res.occupancy.blocks_per_sm), 2)
-    counts, boards, reads = KT.ptxas_facts(res)
-    lw = lower(tr, gpu, global_level=KT._Levels(res, gpu, True)(tr, gpu), stall_counts=counts, scoreboards=boards,
-               read_barriers=reads)
+    _, lw, gpu = first_round_window(kernel, 256, 2)
     lw.params[E.P_NOT_ISSUED] = 1         # the not-issued count adds the skipped cycles itself
     skip = run_lowered(lw, gpu)
     lw.params[E.P_NO_SKIP] = 1
@@ -558,12 +554,7 @@ def test_waiter_groups_change_nothing(kernel):
     waiter every cycle: cycles, each warp's state cycles, issue cycles, cycles by opcode and the not-issued
     counts. The 64-warp kernels, whose warps wait on the LG (coalesced, naive) and MIO (smemtile) pools, in
     a two-trip window of their first round at 256^3 as predict() times it."""
-    res = gpusim.simulate(kernel, 256)
-    gpu = gpusim.get_arch("h200")
-    tr, _ = KT.build_window(res, KT._resident(res, gpu, res.occupancy.blocks_per_sm), 2)
-    counts, boards, reads = KT.ptxas_facts(res)
-    lw = lower(tr, gpu, global_level=KT._Levels(res, gpu, True)(tr, gpu), stall_counts=counts, scoreboards=boards,
-               read_barriers=reads)
+    _, lw, _ = first_round_window(kernel, 256, 2)
     lw.params[E.P_NOT_ISSUED] = 1
     args = (lw.warp_start, lw.warp_smsp, lw.warp_cta, lw.cta_warp_start, lw.smsp_warps, lw.smsp_start,
             lw.rows, lw.line_id, lw.params, lw.rb_wait, lw.provider, len(lw.opcodes), np.zeros(1, np.int64))

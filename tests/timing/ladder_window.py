@@ -1,0 +1,16 @@
+"""A ladder kernel's first round over a few loop trips, lowered as predict() gives it to the engine (the
+cache model's levels, ptxas's stall counts, dependency and read barriers): the input of the engine tests
+that run real kernels rather than hand-built traces."""
+import gpusim
+from gpusim.timing import kernel_time as KT, lower
+
+
+def first_round_window(kernel: str, size: int, trips: int, policy: str = "gty"):
+    """(trace window, lowered rows, GPU preset) of `kernel` at size^3: the CTAs resident on one SM."""
+    res = gpusim.simulate(kernel, size)
+    gpu = gpusim.get_arch("h200")
+    tr, _ = KT.build_window(res, KT._resident(res, gpu, res.occupancy.blocks_per_sm), trips)
+    counts, boards, reads = KT.ptxas_facts(res)
+    lw = lower(tr, gpu, global_level=KT._Levels(res, gpu, True)(tr, gpu), policy=policy, stall_counts=counts,
+               scoreboards=boards, read_barriers=reads)
+    return tr, lw, gpu
