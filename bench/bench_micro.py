@@ -22,7 +22,10 @@ smsp_phase.json: whether the warps of one SMSP run regtile2d's dotIdx trips toge
   warp's trip starts within another's, and for two warps of one CTA the cycles between their starts of
   the same trip), the H200's beside the engine's regtile2d window at 4096.
 dot_pair.json: regtile2d's dotIdx trip by one or two warps of an SMSP (tests/timing/test_dot_pair.py).
-Usage: python bench/bench_micro.py [--only lds|l2|tile|wide|mio|phase|dot]
+barrier_wait.json: the order in which a regtile1d CTA's warps reach its two barriers (mean rank by warp)
+  and the spread of their arrivals, the H200's beside the engine's window at 4096, for each policy
+  (tests/timing/test_barrier_wait.py).
+Usage: python bench/bench_micro.py [--only lds|l2|tile|wide|mio|phase|dot|barrier]
 """
 import argparse
 import json
@@ -235,9 +238,28 @@ def dot():
                                              for k in keys))
 
 
+def barrier():
+    """barrier_wait.json: which warps of a regtile1d CTA reach its barriers first, and how spread out."""
+    from tests.timing.test_barrier_wait import REC, engine_arrivals
+    sys.path.insert(0, str(ROOT / "kernels_cuda" / "micro"))
+    from barrier_wait import arrival_ranks
+    groups = [range(0, 4), range(4, 8), range(8, 12), range(12, 16)]
+    fmt = lambda r: " ".join(f"{np.mean([r[i] for i in g]):5.1f}" for g in groups)   # noqa: E731
+    print(f"\nbarrier_wait: regtile1d 4096, mean arrival rank of warps 0-3 / 4-7 / 8-11 / 12-15 (0 first), "
+          f"median spread of a CTA's arrivals (cycles)")
+    print(f"{'':12s} {'first barrier':>24s} {'spread':>7s}   {'second barrier':>24s} {'spread':>7s}")
+    print(f"{'H200':12s} {fmt(REC['arrival1_mean_rank']):>24s} {REC['spread1_median_cycles']:7.0f}   "
+          f"{fmt(REC['arrival2_mean_rank']):>24s} {REC['spread2_median_cycles']:7.0f}")
+    for policy in ("gty", "gto"):
+        a1, a2 = engine_arrivals(policy, 16)
+        sp = lambda a: float(np.median((a.max(axis=1) - a.min(axis=1))[:, 4:]))   # noqa: E731  (from slab 4)
+        print(f"{'sim ' + policy:12s} {fmt(arrival_ranks(a1)):>24s} {sp(a1):7.0f}   {fmt(arrival_ranks(a2)):>24s} "
+              f"{sp(a2):7.0f}")
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--only", choices=("lds", "l2", "tile", "wide", "mio", "phase", "dot"))
+    ap.add_argument("--only", choices=("lds", "l2", "tile", "wide", "mio", "phase", "dot", "barrier"))
     a = ap.parse_args()
     if a.only in (None, "lds"):
         lds()
@@ -253,6 +275,8 @@ def main():
         phase()
     if a.only in (None, "dot"):
         dot()
+    if a.only in (None, "barrier"):
+        barrier()
 
 
 if __name__ == "__main__":

@@ -25,17 +25,23 @@ from barrier_wait import arrival_ranks  # noqa: E402  (the micro's own analysis)
 WARPS = 16
 
 
-def engine_ranks(policy: str) -> tuple[np.ndarray, np.ndarray]:
-    """Mean arrival rank of each warp of a CTA at the first and at the second barrier of each slab: the
-    BAR.SYNC issue cycles of the engine's regtile1d window at 4096 (its two resident CTAs, 8 slabs)."""
-    tr, lw, gpu = first_round_window("regtile1d", 4096, 8, policy)
+def engine_arrivals(policy: str, slabs: int = 8) -> tuple[np.ndarray, np.ndarray]:
+    """[CTAs, warps, slabs] cycles at which each warp of a CTA reaches the first and the second barrier of
+    each slab: the BAR.SYNC issue cycles of the engine's regtile1d window at 4096 (its two resident CTAs)."""
+    tr, lw, gpu = first_round_window("regtile1d", 4096, slabs, policy)
     t = run_lowered(lw, gpu)
     ops = np.array(tr.opcodes)[tr.rows["op"][t.trace_row]].astype(str)
     bar = ops == "BAR.SYNC"
     at = np.stack([np.sort(t.issue_cycle[bar & (t.row_warp == w)]) for w in range(len(t.warps))])
     at = at.reshape(-1, WARPS, at.shape[1])       # [CTAs, warps, barriers], warps in CTA order
     assert (t.warps[:, 1].reshape(-1, WARPS) == np.arange(WARPS)).all()
-    return arrival_ranks(at[:, :, 0::2]), arrival_ranks(at[:, :, 1::2])
+    return at[:, :, 0::2], at[:, :, 1::2]
+
+
+def engine_ranks(policy: str) -> tuple[np.ndarray, np.ndarray]:
+    """Mean arrival rank of each warp of a CTA at the first and at the second barrier of each slab."""
+    first, second = engine_arrivals(policy)
+    return arrival_ranks(first), arrival_ranks(second)
 
 
 def _young_minus_old(r) -> float:
