@@ -266,7 +266,7 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
     number of opcode ids in rows[:, R_OP] (a scan of the rows here took 2 % of regtile2d's run). log: (cap, 5)
     int64 to keep up to cap stall intervals in (_log_interval; the last value returned is how many), or a
     1-D array for none. groups: GROUPS_ON or GROUPS_OFF, whether queue waiters are kept in groups (below;
-    with policy GTO and no log only); arrays because numba compiles the loop for each number of dimensions,
+    with a greedy policy, GTY or GTO, and no log only); arrays because numba compiles the loop for each number of dimensions,
     so a kernel that gains nothing from the groups (a few warps per SMSP) runs a loop without their code."""
     grp = groups.ndim == 2      # (a compile-time constant: LLVM drops the code it guards when False)
     n_warps = warp_start.shape[0] - 1
@@ -354,7 +354,7 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
     pend_k = np.zeros((n_smsp, max(n_warps, 1)), np.int64)   # ... and their scan positions, in scan order
     finished = np.zeros(n_warps, np.bool_)
     finish = np.zeros(n_warps, np.int64)
-    # Queue waiters in groups (GTO only, and not when stall intervals are logged). The warps of one SMSP
+    # Queue waiters in groups (greedy policies, GTY and GTO, and not when stall intervals are logged). The warps of one SMSP
     # waiting on one queue class (MIO or LG: its SMSP queue or the SM's pool) at rows where only the queue
     # and the pool decide all see the same queue, pool and grant each cycle, so they are in the same state,
     # but for the one the FIFO rule would pick: the earliest waiter, the group's head. Only the head is
