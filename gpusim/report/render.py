@@ -194,6 +194,9 @@ def print_prediction(p, r=None):
         ("gpusim__l1tex_busy.pct (LSU requests in the L1TEX stage)", "%", m.get("gpusim__l1tex_busy.pct")),
         ("gpusim__dram_read.pct_of_achieved_peak", "%", m.get("gpusim__dram_read.pct_of_achieved_peak")),
     ], ncu)
+    if ncu:
+        console.print("[dim]ncu's time and cycles are of one launch profiled with its caches flushed; the H200 time "
+                      "the prediction is compared with is the CUDA-event median of timed launches (above)[/dim]")
     _metric_table("Occupancy (predicted)", [
         ("sm__warps_active.avg.pct_of_peak_sustained_active", "%",
          m.get("sm__warps_active.avg.pct_of_peak_sustained_active")),
