@@ -7,10 +7,9 @@ kernels_cuda/micro/barrier_wait.cu is regtile1d at its defaults, 4096^3, with la
 clock64 four times in each of slabs 16-31: t0 after its stores to shared memory (its global loads are
 back), t1 after the first barrier, t2 after its dot loop, t3 after the second barrier. Per warp of a
 CTA (0-15: the warp's age within it) this gives the wait at each barrier (t1 - t0, t3 - t2) and the
-order in which the CTA's warps reach it (rank of t0 / t2 among the 16, 0 = first). The engine gives its
-warps' barrier cycles by warp too (the --trace table); whether the H200's waits depend on the warp's age
-as the engine's do is the question (the engine's greedy-then-oldest scheduler lets a CTA's older warps
-finish each phase first, so they wait longest).
+order in which the CTA's warps reach it (rank of t0 / t2 among the 16, 0 = first), and how spread out
+the arrivals are. tests/timing/test_barrier_wait.py and `python bench/bench_micro.py --only barrier` put
+the engine's order beside it (the H200's younger warps arrive first: the scheduler's age preference).
 """
 from __future__ import annotations
 

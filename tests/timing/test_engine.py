@@ -113,8 +113,8 @@ def test_lds_burst_fills_mio_queue():
     takes the youngest first (greedy-then-youngest).
     t0: w12 issues, the pipe starts it at once (busy to 4, ready 0+3+23 = 26).
     t1: w8 issues into the queue (now full). t2-4: w4, w0 mio_throttle (the pipe takes w8's
-    LDS at 4 only after issue: ready 30). t5: w4 issues (the earlier waiter... both began at 2: the
-    youngest). t6-8: w0 mio_throttle (pipe takes w4's at 8: ready 34). t9: w0 issues; the pipe takes it
+    LDS at 4 only after issue: ready 30). t5: w4 issues (both waiters began at 2: the younger goes
+    first). t6-8: w0 mio_throttle (pipe takes w4's at 8: ready 34). t9: w0 issues; the pipe takes it
     at 12: ready 38. Each warp drains until its load returns: retire at 38, 34, 30, 26."""
     arch = replace(ARCH, mio_queue_depth=1)
     res = simulate_sm(make_trace([row(w, "LDS", 0, wf=4) for w in (0, 4, 8, 12)]), arch)
