@@ -13,8 +13,11 @@ prediction.
 (default all: global and shared loads, kernel_time.predict), a diagnosis of that rule.
 --l2-pending (with --schedule measured): an L2 hit on a line another CTA's miss is still fetching
 waits for that fill (kernel_time.predict's l2_pending), a diagnosis of the L2 model.
+--variants: the same table for the held-out set, each ladder kernel with other tile parameters
+(traces/hw/h200/variants/, the parameters in each record): no parameter of the engine or the cache
+model was chosen while these records existed, so they test the model out of sample.
 Usage: python bench/bench_timing.py [--kernels a,b] [--sizes 1024,2048,4096] [--schedule phased]
-       [--scoreboards all] [--l2-pending]
+       [--scoreboards all] [--l2-pending] [--variants]
 """
 import argparse
 import json
@@ -38,6 +41,19 @@ def stalls_of(d):
     return {stall_name(k): v for k, v in d.items() if stall_name(k)}
 
 
+def variant_cases(kernels, sizes):
+    """{(label, size): (kernel, params, record path)} of the recorded variants of these kernels, the
+    label being the record's name without its size (e.g. regtile2d-BN64TM4)."""
+    out = {}
+    for path in sorted((ROOT / "traces/hw/h200/variants").glob("*.json")):
+        rec = json.loads(path.read_text())
+        if rec["kernel"] in kernels and rec["M"] in sizes:
+            out[path.stem.rsplit("_", 1)[0], rec["M"]] = (rec["kernel"], rec["params"], path)
+    if not out:
+        raise SystemExit("no variant records under traces/hw/h200/variants/ for these kernels and sizes")
+    return dict(sorted(out.items(), key=lambda kv: (kernels.index(kv[1][0]), kv[0][1])))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--kernels", default=",".join(LADDER))
@@ -48,22 +64,27 @@ def main():
                     help="with --schedule measured: L2 hits on lines still being filled wait for the fill")
     ap.add_argument("--no-read-barriers", action="store_true",
                     help="leave out ptxas's read barriers on memory instructions (a diagnosis)")
+    ap.add_argument("--variants", action="store_true",
+                    help="the held-out tile-parameter variants (traces/hw/h200/variants/) instead of the ladder")
     a = ap.parse_args()
-    kernels, sizes = a.kernels.split(","), [int(s) for s in a.sizes.split(",")]
+    sizes = [int(s) for s in a.sizes.split(",")]
+    cases = variant_cases(a.kernels.split(","), sizes) if a.variants else {
+        (k, n): (k, None, ROOT / f"traces/hw/h200/{k}_{n}.json") for k in a.kernels.split(",") for n in sizes}
+    kernels = list(dict.fromkeys(label for label, _ in cases))
     res, walls = {}, {}
-    print(f"{'kernel':11s} {'size':>5s} {'H200 ms':>10s} {'sim ms':>10s} {'error':>8s}")
-    for k in kernels:
-        for n in sizes:
-            rec = json.loads((ROOT / f"traces/hw/h200/{k}_{n}.json").read_text())
-            t0 = time.perf_counter()
-            p = predict(gpusim.simulate(k, n, keep_trace=True), schedule=a.schedule,   # (1024: A, B, C stay in the L2)
-                        scoreboards=a.scoreboards, read_barriers=not a.no_read_barriers, l2_pending=a.l2_pending)
-            wall = time.perf_counter() - t0
-            if n == 4096:
-                walls[k] = wall
-            res[k, n] = (rec, p)
-            e = 100 * (p.time_ms / rec["time_ms_median"] - 1)
-            print(f"{k:11s} {n:5d} {rec['time_ms_median']:10.4f} {p.time_ms:10.4f} {e:+7.1f} %", flush=True)
+    w = max(11, max(map(len, kernels)))
+    print(f"{'kernel':{w}s} {'size':>5s} {'H200 ms':>10s} {'sim ms':>10s} {'error':>8s}")
+    for (label, n), (k, params, path) in cases.items():
+        rec = json.loads(path.read_text())
+        t0 = time.perf_counter()
+        p = predict(gpusim.simulate(k, n, params=params, keep_trace=True), schedule=a.schedule,   # (1024: A, B, C stay in the L2)
+                    scoreboards=a.scoreboards, read_barriers=not a.no_read_barriers, l2_pending=a.l2_pending)
+        wall = time.perf_counter() - t0
+        if n == 4096:
+            walls[label] = wall
+        res[label, n] = (rec, p)
+        e = 100 * (p.time_ms / rec["time_ms_median"] - 1)
+        print(f"{label:{w}s} {n:5d} {rec['time_ms_median']:10.4f} {p.time_ms:10.4f} {e:+7.1f} %", flush=True)
     errs = [100 * (p.time_ms / r["time_ms_median"] - 1) for r, p in res.values()]
     print(f"\nMAPE {sum(map(abs, errs)) / len(errs):.1f} %, max |error| {max(map(abs, errs)):.1f} % "
           f"over {len(errs)} points")
@@ -75,7 +96,7 @@ def main():
             print(f"rank at {n}: {'same order' if same else 'differs'} (Kendall tau {tau:.2f}); "
                   f"H200 {sorted(hw, key=hw.get)}, sim {sorted(sim, key=sim.get)}")
     if 4096 in sizes:
-        print(f"\nat 4096: {'kernel':11s} {'top stall ncu':>18s} {'top stall sim':>18s}  "
+        print(f"\nat 4096: {'kernel':{w}s} {'top stall ncu':>18s} {'top stall sim':>18s}  "
               f"{'warp cyc/inst ncu':>17s} {'sim':>7s} {'error':>8s}")
         agree = 0
         for k in kernels:
@@ -84,7 +105,7 @@ def main():
             th, ts = top_stall(stalls_of(m)), top_stall(stalls_of(p.stalls))
             agree += th == ts
             wh, ws = m[WL], p.metrics[WL]
-            print(f"         {k:11s} {th:>18s} {ts:>18s}  {wh:17.2f} {ws:7.2f} {100 * (ws / wh - 1):+7.1f} %")
+            print(f"         {k:{w}s} {th:>18s} {ts:>18s}  {wh:17.2f} {ws:7.2f} {100 * (ws / wh - 1):+7.1f} %")
         print(f"top stall agrees for {agree}/{len(kernels)} kernels")
         print("\nwall time of simulate + predict at 4096 (s): " +
               ", ".join(f"{k} {w:.1f}" for k, w in walls.items()))

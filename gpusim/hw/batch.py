@@ -2,6 +2,7 @@
 
     PYTHONPATH=. python3 -m gpusim.hw.batch --out "$OUT" [--sizes 1024 2048 4096]
         [--ncu-sizes 1024 4096 2048] [--budget-s 420] [--repro regtile2d:4096]
+        [--param KERNEL:NAME=VALUE ...] [--no-cublas]
 
 Prints the card's nvidia-smi state, builds every twin with kernels_cuda/build.py's
 flags, checks and times every twin and cuBLAS at each size, then profiles them
@@ -67,6 +68,18 @@ def repro(kernel: str, size: int, records_dir: Path, info_dir: Path):
     return res
 
 
+def parse_params(items) -> dict:
+    """["tiled32:BM=16", "tiled32:BN=64"] -> {"tiled32": {"BM": 16, "BN": 64}}."""
+    out: dict = {}
+    for item in items:
+        kernel, sep, nv = item.partition(":")
+        name, eq, value = nv.partition("=")
+        if not (sep and eq and kernel and name) or not value.lstrip("-").isdigit():
+            raise SystemExit(f"--param takes KERNEL:NAME=INTEGER, got {item!r}")
+        out.setdefault(kernel, {})[name] = int(value)
+    return out
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
@@ -78,7 +91,12 @@ def main(argv=None) -> int:
     ap.add_argument("--budget-s", type=float, default=420.0)
     ap.add_argument("--target-s", type=float, default=1.0)
     ap.add_argument("--repro", default=None, help="KERNEL:SIZE to time again at the end")
+    ap.add_argument("--param", action="append", default=[], metavar="KERNEL:NAME=VALUE",
+                    help="a tile parameter of one kernel (repeatable): records a variant, named by "
+                         "its parameters (records.record_name)")
+    ap.add_argument("--no-cublas", action="store_true", help="leave out the cuBLAS reference rows")
     a = ap.parse_args(argv)
+    params = parse_params(a.param)
     t0 = time.time()
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -99,7 +117,8 @@ def main(argv=None) -> int:
     cmd = ("PYTHONPATH=. python3 -m gpusim.hw.batch " + " ".join(sys.argv[1:])).replace(str(out), "$OUT")
     recs = runner.record(a.kernels, a.sizes, ncu=not a.no_ncu, out_dir=work / "records",
                          progress=progress, command=cmd, ncu_sizes=a.ncu_sizes,
-                         target_s=a.target_s, work_dir=work / "ncu", deadline=t0 + a.budget_s)
+                         target_s=a.target_s, work_dir=work / "ncu", deadline=t0 + a.budget_s,
+                         params=params or None, cublas=not a.no_cublas)
     pack(work, out)
     pack_reps(work, out)
     if a.repro:
