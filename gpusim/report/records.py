@@ -172,14 +172,24 @@ def device_dir(device: str = "h200") -> Path:
     return HW_DIR / device
 
 
-def hw_record(kernel: str, size: int, device: str = "h200") -> HwRecord:
-    """The committed record of `kernel` (default parameters) at M = N = K = size."""
-    p = device_dir(device) / f"{kernel}_{int(size)}.json"
+def hw_record(kernel: str, size: int, device: str = "h200", params: dict | None = None) -> HwRecord:
+    """The committed record of `kernel` at M = N = K = size: with its default parameters, or with
+    `params` where they differ from the defaults (a held-out variant, under traces/hw/<device>/variants/,
+    named by records.record_name)."""
+    defaults = None
+    if params:
+        from gpusim.kernel.spec import get_kernel
+        defaults = dict(get_kernel(kernel).params)
+    full = {**(defaults or {}), **(params or {})}
+    if defaults is not None and full != defaults:
+        p = device_dir(device) / "variants" / record_name(kernel, size, full, defaults)
+    else:
+        p = device_dir(device) / f"{kernel}_{int(size)}.json"
     if not p.exists():
-        have = sorted(f.stem for f in device_dir(device).glob(f"{kernel}_*.json"))
+        have = sorted(f.stem for f in p.parent.glob(f"{kernel}*_*.json"))
         hint = f"; recorded: {', '.join(have)}" if have else ""
         raise RecordError(f"no hardware record for {kernel} at size {size} on {device} "
-                          f"(looked for traces/hw/{device}/{p.name}){hint}")
+                          f"(looked for {p.relative_to(HW_DIR.parent.parent)}){hint}")
     return load_record(p)
 
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
+from pathlib import Path
 
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
@@ -254,12 +255,13 @@ def h200_record(r):
     if r.arch.lower() != "h200" or not (r.M == r.N == r.K):
         return None
     try:
-        rec = hw_record(r.kernel, r.M)
+        rec = hw_record(r.kernel, r.M, params=r.params)
     except (RecordError, OSError, ValueError):
         return None
     if rec.get("params", {}) != r.params:
         return None
-    rec.path = f"{r.kernel}_{r.M}.json"
+    name = Path(rec.path).name       # (shown under traces/hw/h200/)
+    rec.path = f"variants/{name}" if Path(rec.path).parent.name == "variants" else name
     return rec
 
 

@@ -109,8 +109,9 @@ def test_hw_record_refuses_without_gpu(capsys):
 
 def test_run_puts_the_h200_record_of_the_same_launch_beside_the_prediction(capsys):
     """Where traces/hw/h200 holds this very launch (kernel, default parameters, size), `gpusim run` prints
-    its measured time and ncu's stall ratios beside the prediction, and --json carries them; another
-    parameter set has no record and gets neither."""
+    its measured time and ncu's stall ratios beside the prediction, and --json carries them; a held-out
+    variant (traces/hw/h200/variants/) gets its own record, never the default parameters' one; a launch
+    without a record gets neither."""
     assert main(["run", "regtile1d", "--size", "1024", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     rec = json.loads(open("traces/hw/h200/regtile1d_1024.json").read())
@@ -123,6 +124,11 @@ def test_run_puts_the_h200_record_of_the_same_launch_beside_the_prediction(capsy
     text = capsys.readouterr().out
     assert "H200 recorded" in text and "H200 (ncu)" in text
     assert main(["run", "regtile1d", "--size", "1024", "--param", "TM=4", "--param", "BK=16", "--json"]) == 0
+    var = json.loads(open("traces/hw/h200/variants/regtile1d-BK16TM4_1024.json").read())
+    assert json.loads(capsys.readouterr().out)["h200"]["time_ms"] == var["time_ms_median"] != rec["time_ms_median"]
+    assert main(["run", "regtile1d", "--size", "1024", "--param", "TM=4", "--param", "BK=16"]) == 0
+    assert "traces/hw/h200/variants/regtile1d-BK16TM4_1024.json" in capsys.readouterr().out
+    assert main(["run", "regtile1d", "--size", "512", "--param", "TM=4", "--param", "BK=16", "--json"]) == 0
     assert "h200" not in json.loads(capsys.readouterr().out)
 
 
