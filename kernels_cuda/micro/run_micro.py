@@ -236,7 +236,7 @@ def bench_latency_memory(b: Bench):
 def _burst_table(b: Bench, kind, warps, reps=16, bursts=BURSTS):
     cp = b.cp
     np = __import__("numpy")
-    g = cp.arange(64 * 32 * 4 * 4, dtype=cp.uint32)
+    g = cp.arange(max(64 * 32 * 4 * 4, 64 * 32 * warps + 2048), dtype=cp.uint32)   # 8 KB per warp (burst_ldg)
     out = cp.zeros(1024, dtype=cp.uint32)
     rows = []
     for B in bursts:
@@ -567,6 +567,31 @@ FMA_NCU = [(k, t) for t in (128, 1024) for k in ("fma_rate_1", "fma_rate_2", "fm
 FMA_KIND_NCU = [(k, 1024) for k, _, _ in FMA_KINDS]
 
 
+QW_WARPS = (1, 2, 4, 8, 16, 32)
+QW_NCU = [(k, w, B) for k in ("ldg", "lds") for w in (4, 8, 16, 32) for B in (8, 16, 32)]
+
+
+def bench_queue_warps(b: Bench):
+    """mio_queue_depth's and lg_queue_depth's bursts (the same kernels) from 1 to 32 warps of one CTA
+    (warp w on SMSP w % 4): how many loads the SM holds in flight as the warps per SMSP grow."""
+    tables = {}
+    with ClockSampler() as clk:
+        for kind in ("ldg", "lds"):
+            for w in QW_WARPS:      # (1024 threads leave 64 registers each: bursts of 40+ do not launch)
+                tables[f"{kind}_{w}w"] = _burst_table(b, kind, w, bursts=BURSTS if w < 32 else
+                                                      tuple(B for B in BURSTS if B <= 32))
+    b.write("queue_warps", "issue and completion of bursts of B independent loads by 1-32 warps: the MIO / LG "
+            "queue capacity as the warps per SMSP grow",
+            "the burst_lds_<B> (LDS.32, 32 lanes in bank 0: 32 wavefronts) and burst_ldg_<B> (LDG.32 "
+            "ld.global.ca, 32 lanes on 32 lines, L1 hits after the warm burst) kernels of mio_queue_depth / "
+            "lg_queue_depth, one CTA of 32 x W threads (W = 1, 2, 4, 8, 16, 32 warps; warp w on SMSP w % 4; "
+            "32 warps only up to B = 32, the larger bursts' registers do not fit); "
+            "clock64 before each burst, after its last load issues (issue_cycles) and after all values are "
+            "consumed (complete_cycles); median over warps and 15 bursts after a warm one",
+            {k: max(r["issue_cycles"] for r in t) for k, t in tables.items()}, "cycles (issue of the largest "
+            "burst, per table)", tables, clk.summary(), f"{SRC}:burst_lds_<B>, burst_ldg_<B>")
+
+
 def ncu_child(cubin, which):
     """Under ncu: each kernel once, between cudaProfilerStart/Stop (after an unprofiled warm launch)."""
     import numpy as np
@@ -584,6 +609,13 @@ def ncu_child(cubin, which):
             for B in NCU_BURSTS:
                 args = (out, cyc, np.int32(64)) if kind == "lds" else (g, out, cyc, np.int32(64))
                 launches.append((f"burst_{kind}_{B}", 32, args))
+    elif which == "qwarps":
+        g = cp.arange(64 * 32 * 32 + 2048, dtype=cp.uint32)
+        out = cp.zeros(1024, dtype=cp.uint32)
+        cyc = cp.zeros(32 * 64 * 2, dtype=cp.int64)
+        for kind, w, B in QW_NCU:
+            args = (out, cyc, np.int32(64)) if kind == "lds" else (g, out, cyc, np.int32(64))
+            launches.append((f"burst_{kind}_{B}", 32 * w, args))
     elif which == "stamps":
         out = cp.zeros(1024, dtype=cp.uint32)
         st = cp.zeros(16 * 16 * 3, dtype=cp.int64)
@@ -642,6 +674,15 @@ def bench_queue_ncu(b: Bench, cubin, work: Path, only=None):
     if only and "fma_operands" in only:     # just the operand-kind view
         bench_fma_operands_ncu(b, cubin, work)
         return
+    if only and "queue_warps" in only:
+        _ncu_record(b, cubin, work, "qwarps", BURST_NCU_METRICS + [ncu_mod.stall_metric(r) for r in (
+                    "not_selected", "dispatch_stall")],
+                    [f"burst_{k}_{B} ({w} warps)" for k, w, B in QW_NCU], "queue_warps_ncu",
+                    "ncu's warp states for queue_warps' bursts: how the wait splits between the queue "
+                    "(mio_throttle / lg_throttle) and the data (short / long_scoreboard) as the warps grow",
+                    "one launch of each burst kernel (one CTA of 4-32 warps, 64 bursts of B loads) after an "
+                    "unprofiled one", "ratio (per issue)", f"{SRC}:burst_*")
+        return
     if only and "lds_bursts_order" in only:
         _ncu_record(b, cubin, work, "stamps", BURST_NCU_METRICS + [ncu_mod.stall_metric(r) for r in (
                     "not_selected", "barrier", "dispatch_stall")],
@@ -682,6 +723,7 @@ BENCHES = {
     "queues": bench_queues, "shared_rate": bench_shared_rate, "issue_rate": bench_issue_rate,
     "barrier": bench_barrier, "bandwidth": bench_bandwidth, "fma_operands": bench_fma_operands,
     "lds_bursts_cf": bench_lds_bursts_cf, "lds_bursts_order": bench_lds_bursts_order,
+    "queue_warps": bench_queue_warps,
 }
 
 
