@@ -25,7 +25,10 @@ dot_pair.json: regtile2d's dotIdx trip by one or two warps of an SMSP (tests/tim
 barrier_wait.json: the order in which a regtile1d CTA's warps reach its two barriers (mean rank by warp)
   and the spread of their arrivals, the H200's beside the engine's window at 4096, for each policy
   (tests/timing/test_barrier_wait.py).
-Usage: python bench/bench_micro.py [--only lds|l2|tile|wide|mio|phase|dot|barrier]
+queue_warps_ncu.json: mio_queue_depth's / lg_queue_depth's bursts by 4-32 warps of one CTA, ncu's warp
+  states per issue beside the engine's (the stamp stores' read barrier as the SASS has it:
+  tests/timing/test_queue_warps.py) and the kernel's cycles.
+Usage: python bench/bench_micro.py [--only lds|l2|tile|wide|mio|phase|dot|barrier|queue]
 """
 import argparse
 import json
@@ -257,9 +260,27 @@ def barrier():
               f"{sp(a2):7.0f}")
 
 
+def queue():
+    from tests.timing.test_queue_bursts import burst_trace
+    rows = json.loads((MICRO / "queue_warps_ncu.json").read_text())["value"]
+    keys = ("lg_throttle", "mio_throttle", "long_scoreboard", "short_scoreboard")
+    print("\nqueue_warps_ncu (per issue, H200/sim)  " + "  ".join(f"{k[:12]:>13s}" for k in keys) + "   cycles H200/sim")
+    for r in rows:
+        kind, B = r["kernel"].split("_")[1], int(r["kernel"].split("_")[2].split()[0])
+        warps = int(r["kernel"].split("(")[1].split()[0])
+        t = burst_trace(kind, B, 64, warps)
+        ld = "LDS" if kind == "lds" else "LDG"
+        res = simulate_sm(t, H200, global_level=np.full(len(t), LEVEL_L1, np.int8),
+                          read_barriers=[((ld,) * B + ("STG", "STG"), ((B, 2), (B + 1, 1)))])
+        n = res.inst_issued
+        print(f"{kind} {warps:2d} warps B{B:<3d}                 " + "  ".join(
+            f"{r['stall_' + k]:6.1f} {res.state_cycles[k] / n:6.1f}" for k in keys)
+            + f"   {r['sm__cycles_elapsed.max']:8d} {res.cycles:8d}")
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--only", choices=("lds", "l2", "tile", "wide", "mio", "phase", "dot", "barrier"))
+    ap.add_argument("--only", choices=("lds", "l2", "tile", "wide", "mio", "phase", "dot", "barrier", "queue"))
     a = ap.parse_args()
     if a.only in (None, "lds"):
         lds()
@@ -277,6 +298,8 @@ def main():
         dot()
     if a.only in (None, "barrier"):
         barrier()
+    if a.only in (None, "queue"):
+        queue()
 
 
 if __name__ == "__main__":

@@ -130,8 +130,18 @@ class GPU:
     # [PG][M] ncu counts one L1TEX data pipe (l1tex__data_pipe_lsu_wavefronts = _mem_shared + _mem_lgds)
     # whose peak is one wavefront per cycle; traces/hw/h200/breakdown/: regblock at 2048 runs it at
     # 0.76 shared + 0.13 global wavefronts per cycle (89 % of peak): a global request's lines take cycles
-    # of the pipe the shared loads and stores use (oldest first between the two queues)
+    # of the pipe the shared loads and stores use (who goes first: the rows below)
     shared_and_global_share_data_pipe: bool = True
+    # [M] micro/queue_warps_ncu.json: in the shared-load burst kernels each warp's two stamp STGs carry a
+    # read barrier that the next burst's first instruction waits on (long_scoreboard). With one warp per
+    # SMSP the H200's warps wait 0.5-1.6 per issue there, with 2-8 per SMSP 14-31: a global instruction
+    # waits behind the older shared ones of its own SMSP (one LSU instruction queue per SMSP, as NVIDIA's
+    # forum describes the Volta-Ampere MIO), not behind the other SMSPs'. The engine's MIO and LG queues of
+    # an SMSP therefore leave in issue order, and the data pipe's two clients (shared wavefronts, global
+    # hit / store lines) take turns when both want it rather than the older going first (that rule gave the
+    # one-warp-per-SMSP STGs 13-15 per issue)
+    lsu_queue_in_order: bool = True         # [M]
+    data_pipe_clients_take_turns: bool = True   # [M]
     # [M] micro/mio_queue_depth.json one warp: bursts of 32 / 40 / 48 / 64 LDS issue at 151 / 663 /
     # 1175 / 2199 cycles: the 32nd waits for the 2nd load's DATA (start 65 + 62 + 23 = 150), then one
     # issue per 64-cycle return: an MIO / LG entry counts against the depth until its data returns

@@ -53,6 +53,8 @@ Model (all times integer SM cycles; `t` is the current cycle):
     the SM's stage takes one per cycle; a global load is ready at
     start + smsp_l1_cpl * (lines - 1) + its level's latency.
   * Fixed-latency results: ready = issue + latency.
+  * An SMSP's MIO and LG queues are one LSU queue (lsu_queue_in_order): a head leaves only when no
+    older instruction of its SMSP waits in the other queue.
   * Shared memory: the SM's shared pipe takes the oldest head of the four MIO queues
     (ties: lowest SMSP) when free, in the same cycle it was issued at the earliest, and
     is busy for max(wavefronts, ceil(V / shared_wb)) cycles (V: registers a load writes per
@@ -62,8 +64,9 @@ Model (all times integer SM cycles; `t` is the current cycle):
     lds_latency (so an uncontended LDS.32 costs lds_latency; one warp's conflict-free LDS.128 8
     cycles, a 2-way conflicted one 16).
   * One data pipe (shared_and_global_share_data_pipe): the shared wavefronts above and a global
-    request's lines share it; a hit or store holds it from when L1TEX takes it (the older of the two
-    queues' heads first), a miss for its lines' cycles when its fill lands (a FIFO of charges).
+    request's lines share it; a hit or store holds it from when L1TEX takes it (when both sides want it
+    they take turns, data_pipe_clients_take_turns; else the older goes first), a miss for its lines'
+    cycles when its fill lands (a FIFO of charges).
   * Global memory: the L1TEX stage takes the oldest LG queue head when free, busy for
     max(ceil(sectors / l1_sectors_per_cycle), ceil(lines / l1_lines_per_cycle), 1) cycles:
     the tag stage takes 16 sectors a cycle, the data stage one 128-B line a cycle.
@@ -129,7 +132,8 @@ U_NONE, U_FMA, U_HEAVY, U_ALU, U_XU = range(5)
  P_L1_LAT, P_L2_LAT, P_DRAM_LAT, P_L1_SECTORS, P_FILL_BYTES, P_SECTOR_BYTES, P_BAR_RELEASE,
  P_POLICY, P_MIO_SM_DEPTH, P_LG_SM_DEPTH, P_L1_LINES, P_BAR_ARRIVE, P_L2_SHARE_FP, P_DRAM_SHARE_FP,
  P_SWITCH_FMA, P_MEM_ISSUE_IV, P_WARP_SHARED_CPW, P_SMSP_L1_CPL, P_QUEUE_AT_RETURN, P_SHARED_WB,
- P_SB_GLOBAL, P_SB_SHARED, P_DATA_PIPE_UNIFIED, P_NO_SKIP, P_NOT_ISSUED, N_PARAMS) = range(32)
+ P_SB_GLOBAL, P_SB_SHARED, P_DATA_PIPE_UNIFIED, P_NO_SKIP, P_NOT_ISSUED, P_LSU_IN_ORDER, P_DATA_PIPE_TURNS,
+ N_PARAMS) = range(34)
 FP = 256              # sub-cycle units of the L2 / DRAM bandwidth servers
 POLICY_GTO, POLICY_LRR, POLICY_GTO_OLDEST, POLICY_GTY = 0, 1, 2, 3
 # counters vector
@@ -404,6 +408,12 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
     shared_free = np.int64(0)
     l1_free = np.int64(0)
     data_unified = params[P_DATA_PIPE_UNIFIED] != 0
+    # one LSU instruction queue per SMSP: its shared and global instructions leave in issue order
+    in_order = params[P_LSU_IN_ORDER] != 0
+    # the data pipe's two clients (shared wavefronts, global hit / store lines) take turns when both want
+    # it (else the older request goes first); last_dp_global: the global side used it last
+    dp_turns = params[P_DATA_PIPE_TURNS] != 0
+    last_dp_global = True
     no_skip = params[P_NO_SKIP] != 0               # visit every cycle (tests: skipping must not change a result)
     # data-pipe cycles of fills still on their way (a FIFO: fills land about in the order sent)
     chg_t = np.zeros(max(4 * lg_sm_depth + 64, 256), np.int64)
@@ -896,6 +906,8 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
             for s2 in range(n_smsp):
                 if lg_cnt[s2] > 0 and smsp_l1_free[s2] <= t:
                     ti = issue_cycle[lg_buf[s2, lg_head[s2]]]
+                    if in_order and mio_cnt[s2] > 0 and issue_cycle[mio_buf[s2, mio_head[s2]]] < ti:
+                        continue        # behind an older shared instruction of its SMSP
                     if ti < g_t:
                         g_l1, g_t = s2, ti
             if g_l1 >= 0:
@@ -912,17 +924,21 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
             for s2 in range(n_smsp):
                 if mio_cnt[s2] > 0:
                     ti = issue_cycle[mio_buf[s2, mio_head[s2]]]
+                    if in_order and lg_cnt[s2] > 0 and issue_cycle[lg_buf[s2, lg_head[s2]]] < ti:
+                        continue        # behind an older global instruction of its SMSP
                     if ti < s_t:
                         s, s_t = s2, ti
-            if (s >= 0 and data_unified and g_l1 >= 0 and lv_g == 0
-                    and issue_cycle[lg_buf[g_l1, lg_head[g_l1]]] < s_t):
-                # one data pipe for both: an older global request waiting at L1TEX that needs the
-                # pipe now (a hit or a store; a miss uses it when its fill lands) goes first
+            lg_first = (s >= 0 and data_unified and g_l1 >= 0 and lv_g == 0
+                        and (not last_dp_global if dp_turns else issue_cycle[lg_buf[g_l1, lg_head[g_l1]]] < s_t))
+            if lg_first:
+                # one data pipe for both: a global request waiting at L1TEX that needs the pipe now (a
+                # hit or a store; a miss uses it when its fill lands) goes first, by turn (or age)
                 s = -1
             if s >= 0:
                 r = mio_buf[s, mio_head[s]]
                 mio_head[s] = (mio_head[s] + 1) % mio_depth
                 mio_cnt[s] -= 1
+                last_dp_global = False
                 mio_q -= 1
                 wake = min(wake, t + 1)                  # a queue slot freed: throttled warps may issue
                 n = max(np.int64(rows[r, R_WF]), np.int64(1))
@@ -966,6 +982,8 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                 r = lg_buf[s, lg_head[s]]
                 lg_head[s] = (lg_head[s] + 1) % lg_depth
                 lg_cnt[s] -= 1
+                if lv == 0:
+                    last_dp_global = True
                 lg_q -= 1
                 wake = min(wake, t + 1)                  # a queue slot freed: throttled warps may issue
                 sec = np.int64(rows[r, R_SECTORS])
