@@ -125,6 +125,25 @@ def test_compare_rows_joins_shared_metrics(tmp_path, monkeypatch):
         compare_rows(None, 128, sim)
 
 
+def test_compare_rows_of_the_held_out_variants(tmp_path, monkeypatch):
+    """variants=True joins the records under variants/ (not the default-parameter ones), labels each row
+    with the record's name and gives sim_fn the record's parameters."""
+    monkeypatch.setattr(R, "HW_DIR", tmp_path)
+    R.dump_record(kernel_record(M=64, N=64, K=64), tmp_path / "h200" / "naive_64.json")
+    p = {"BLOCK": 16}
+    R.dump_record(kernel_record(M=64, N=64, K=64, params=p), tmp_path / "h200" / "variants" / "naive-BLOCK16_64.json")
+    seen = []
+
+    def sim(kernel, size, params=None):
+        seen.append((kernel, size, params))
+        return {"smsp__inst_executed.sum": 900}
+    rows = compare_rows(None, 64, sim, variants=True)
+    assert [(r.kernel, r.metric, r.simulated) for r in rows] == [("naive-BLOCK16", "smsp__inst_executed.sum", 900)]
+    assert seen == [("naive", 64, p)]
+    with pytest.raises(RecordError, match="no variant records at size 128"):
+        compare_rows(None, 128, sim, variants=True)
+
+
 # ---------------------------------------------------------------- the committed records
 
 COMMITTED = R.list_hw_records()

@@ -91,12 +91,14 @@ def cmd_compare(a):
     for size in sizes:
         with render.progress_bar(f"simulating at {size}", enabled=not a.json):
             rows += [dict(r._asdict(), size=size) for r in compare_rows(a.kernels or None, size,
-                                                                        sim_fn=None if a.no_time else timed_sim)]
+                                                                        sim_fn=None if a.no_time else timed_sim,
+                                                                        variants=a.variants)]
     summary = None if a.no_time else timing_summary(rows)
     if a.json:
         print(json.dumps({"rows": rows, "summary": summary} if summary else rows, indent=1))
     else:
-        render.print_compare(rows, "simulated vs recorded on the H200 (traces/hw/h200)")
+        render.print_compare(rows, "simulated vs recorded on the H200 (traces/hw/h200" +
+                             ("/variants: the held-out set)" if a.variants else ")"))
         if summary:
             render.print_timing_summary(summary)
     return 0
@@ -153,6 +155,8 @@ def build_parser():
     c.add_argument("--size", type=int)
     c.add_argument("--json", action="store_true")
     c.add_argument("--no-time", action="store_true", help="counts only (no time and stall rows)")
+    c.add_argument("--variants", action="store_true", help="the held-out set: the kernels with other tile "
+                   "parameters (traces/hw/h200/variants/), none of which the model's parameters saw")
     c.set_defaults(func=cmd_compare)
 
     hw = sub.add_parser("hw", help="hardware side (needs a GPU, cupy and nvcc)")

@@ -3,7 +3,10 @@
 `compare_rows` joins, for each kernel at one size, the simulator's metrics
 (ncu names) with the recorded ncu metrics of traces/hw/<device>/, keeping the
 names both sides have. The recorded side also offers `time_ms` (the median
-CUDA-event time), which joins once the simulator reports a `time_ms`.
+CUDA-event time), which joins once the simulator reports a `time_ms`. With
+variants=True it joins the held-out set instead (traces/hw/<device>/variants/:
+the kernels with other tile parameters), each row's kernel being the record's
+name without its size (e.g. regtile2d-BN64TM4).
 """
 from __future__ import annotations
 
@@ -11,7 +14,7 @@ import math
 from typing import Callable, NamedTuple
 
 from gpusim.errors import RecordError
-from gpusim.report.records import hw_record, list_hw_records
+from gpusim.report.records import device_dir, hw_record, list_hw_records, load_record
 
 REFERENCE_KERNELS = ("cublas",)      # recorded for reference, never simulated
 
@@ -31,9 +34,9 @@ class Row(NamedTuple):
         return self.diff / abs(self.recorded)
 
 
-def _default_sim(kernel: str, size: int) -> dict:
+def _default_sim(kernel: str, size: int, params: dict | None = None) -> dict:
     from gpusim import simulate
-    return simulate(kernel, M=size, N=size, K=size).metrics
+    return simulate(kernel, M=size, N=size, K=size, params=params).metrics
 
 
 def _number(v):
@@ -58,29 +61,50 @@ def recorded_kernels(size: int, device: str = "h200") -> list[str]:
     return seen
 
 
+def variant_records(size: int, device: str = "h200", kernels=None) -> list[tuple[str, object]]:
+    """(label, record) of the held-out variants recorded at M = N = K = size, optionally only those of
+    `kernels` (base names), in ladder order."""
+    from gpusim.kernel.spec import LADDER
+    out = []
+    for f in sorted((device_dir(device) / "variants").glob(f"*_{int(size)}.json")):
+        rec = load_record(f)
+        if kernels and rec["kernel"] not in kernels:
+            continue
+        out.append((f.stem.rsplit("_", 1)[0], rec))
+    order = {k: i for i, k in enumerate(LADDER)}
+    return sorted(out, key=lambda lr: (order.get(lr[1]["kernel"], len(order)), lr[0]))
+
+
 def compare_rows(kernels=None, size: int = 4096,
-                 sim_fn: Callable[[str, int], dict] | None = None,
-                 device: str = "h200") -> list[Row]:
+                 sim_fn: Callable[..., dict] | None = None,
+                 device: str = "h200", variants: bool = False) -> list[Row]:
     """Rows (kernel, metric, simulated, recorded, diff) for the metrics both sides have.
 
     kernels: names, or None for every kernel recorded at this size. A kernel
-    named explicitly without a record raises RecordError. sim_fn(kernel, size)
+    named explicitly without a record raises RecordError. sim_fn(kernel, size, params)
     returns a dict of ncu-named metrics (default: gpusim.simulate(...).metrics).
     Rows come kernel by kernel in the given order, metrics sorted by name.
+    variants: the held-out variants of these kernels (all when None) instead.
     """
     sim_fn = sim_fn or _default_sim
-    names = list(kernels) if kernels else recorded_kernels(size, device)
-    if not names:
-        raise RecordError(f"no hardware records at size {size} on {device} (traces/hw/{device}/)")
+    if variants:
+        cases = [(label, rec["kernel"], rec["params"], rec) for label, rec in variant_records(size, device, kernels)]
+        if not cases:
+            raise RecordError(f"no variant records at size {size} on {device} (traces/hw/{device}/variants/)")
+    else:
+        names = list(kernels) if kernels else recorded_kernels(size, device)
+        if not names:
+            raise RecordError(f"no hardware records at size {size} on {device} (traces/hw/{device}/)")
+        cases = [(k, k, None, None) for k in names]
     rows: list[Row] = []
-    for k in names:
-        rec = recorded_values(hw_record(k, size, device))
-        sim = sim_fn(k, size) or {}
+    for label, k, params, rec in cases:
+        rec = recorded_values(rec if rec is not None else hw_record(k, size, device))
+        sim = (sim_fn(k, size, params) if params else sim_fn(k, size)) or {}
         for metric in sorted(set(rec) & set(sim)):
             s, r = _number(sim[metric]), _number(rec[metric])
             if s is None or r is None:
                 continue
-            rows.append(Row(k, metric, s, r, s - r))
+            rows.append(Row(label, metric, s, r, s - r))
     return rows
 
 
@@ -90,12 +114,12 @@ TIME_METRICS = ("time_ms", "sm__cycles_elapsed.avg", "smsp__average_warp_latency
                 "sm__warps_active.avg.pct_of_peak_sustained_active", "smsp__issue_active.avg.per_cycle_active")
 
 
-def timed_sim(kernel: str, size: int) -> dict:
+def timed_sim(kernel: str, size: int, params: dict | None = None) -> dict:
     """Counts plus the whole-kernel prediction (gpusim.timing.kernel_time): time_ms, cycles,
     warp latency per issued instruction, every stall ratio, achieved occupancy, issue rate."""
     from gpusim import simulate
     from gpusim.timing.kernel_time import predict
-    r = simulate(kernel, M=size, N=size, K=size, keep_trace=True)   # (the cache model reads the trace)
+    r = simulate(kernel, M=size, N=size, K=size, params=params, keep_trace=True)   # (the cache model reads the trace)
     p = predict(r)
     out = dict(r.metrics)
     out.update({k: v for k, v in p.metrics.items() if k in TIME_METRICS or k.startswith(STALL_PREFIX)})

@@ -159,3 +159,13 @@ def test_run_sets_every_section_beside_the_h200_record(capsys):
     assert _cells(text, "smsp__issue_active.avg.pct_of_peak_sustained_active")[3] == f"{100 * issue:.3f}"
     assert main(["run", "regtile1d", "--size", "512", "--no-time"]) == 0
     assert "H200 (ncu)" not in capsys.readouterr().out
+
+
+def test_compare_variants_joins_the_held_out_records(capsys):
+    """`gpusim compare --variants` compares each kernel's held-out variant (traces/hw/h200/variants/),
+    labelled by its record's name, with the variant's own parameters simulated: its counts equal ncu's."""
+    assert main(["compare", "regtile2d", "--variants", "--size", "2048", "--no-time", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert rows and {r["kernel"] for r in rows} == {"regtile2d-BN64TM4"}
+    inst = next(r for r in rows if r["metric"] == "smsp__inst_executed.sum")
+    assert inst["simulated"] == inst["recorded"]
