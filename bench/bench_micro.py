@@ -27,7 +27,10 @@ barrier_wait.json: the order in which a regtile1d CTA's warps reach its two barr
   (tests/timing/test_barrier_wait.py).
 queue_warps_ncu.json: mio_queue_depth's / lg_queue_depth's bursts by 4-32 warps of one CTA, ncu's warp
   states per issue beside the engine's (the stamp stores' read barrier as the SASS has it:
-  tests/timing/test_queue_warps.py) and the kernel's cycles.
+  tests/timing/test_queue_warps.py) and the kernel's cycles; then lg_throughput.json's 64 warps of
+  L1-hit loads (its loop as a hand trace: 8 LDG, their sum), how the wait splits between the LG queue
+  and the data (long_scoreboard / lg_throttle, a ratio that does not depend on the instruction count),
+  without and with the read barriers of its SASS (micro/lg_throughput.sass).
 Usage: python bench/bench_micro.py [--only lds|l2|tile|wide|mio|phase|dot|barrier|queue]
 """
 import argparse
@@ -278,6 +281,56 @@ def queue():
             + f"   {r['sm__cycles_elapsed.max']:8d} {res.cycles:8d}")
 
 
+def lg_loop_read_barriers():
+    """(i, d) pairs of lg_throughput.sass's timed loop (two unrolled trips of 8 LDG): load i + d may not
+    issue before the pipe has taken load i (the waiter carried to the next load, as the engine does)."""
+    from gpusim.timing.control_codes import barriers
+    ins = [x for x in barriers((MICRO / "lg_throughput.sass").read_text()) if 0x1160 <= x[0] <= 0x1820]
+    mem = [k for k, x in enumerate(ins) if x[1].startswith("LDG")]
+    owner, pairs = {}, set()
+    for k, (_, op, _, rb, wait) in enumerate(ins):
+        for b in range(6):
+            if wait >> b & 1 and b in owner:
+                i = mem.index(owner.pop(b))
+                pairs.add((i, next((n for n, j in enumerate(mem) if j >= k), len(mem)) - i))
+        if op.startswith("LDG") and rb != 7:
+            owner[rb] = k
+    return len(mem), tuple(sorted(pairs))
+
+
+def lg_split():
+    from tests.timing.hand_trace import HandTrace
+    rec = json.loads((MICRO / "lg_throughput.json").read_text())
+    n_mem, pairs = lg_loop_read_barriers()
+    print(f"\nlg_throughput (64 warps, L1 hits): long_scoreboard / lg_throttle, H200 vs engine without / with "
+          f"the SASS's read barriers {pairs}")
+    for r in rec["details"]["rows"]:
+        D = r["distinct_lines_per_request"]
+        if D < 4:
+            continue
+        ht = HandTrace()
+        for w in range(64):
+            add = ht.warp(w % 32, cta=w // 32)
+            acc = add("MOV")
+            for _ in range(32):
+                v = [add("LDG.E", srcs=(add("IADD3"),), sec=D, lines=D) for _ in range(8)]
+                for x in v:
+                    acc = add("FADD", srcs=(x, acc))
+                add("IADD3"), add("ISETP.NE.AND"), add("BRA")
+            add("EXIT")
+        t = ht.trace()
+        hw = r["ncu"]
+        line = f"  D = {D:2d} lines: H200 {hw[ncu_stall('long_scoreboard')] / hw[ncu_stall('lg_throttle')]:.2f}"
+        for rb in (None, [(("LDG.E",) * n_mem, pairs)]):
+            res = simulate_sm(t, H200, global_level=np.full(len(t), LEVEL_L1, np.int8), read_barriers=rb)
+            line += f"   engine {res.state_cycles['long_scoreboard'] / max(res.state_cycles['lg_throttle'], 1):.2f}"
+        print(line)
+
+
+def ncu_stall(reason):
+    return f"smsp__average_warps_issue_stalled_{reason}_per_issue_active.ratio"
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--only", choices=("lds", "l2", "tile", "wide", "mio", "phase", "dot", "barrier", "queue"))
@@ -300,6 +353,7 @@ def main():
         barrier()
     if a.only in (None, "queue"):
         queue()
+        lg_split()
 
 
 if __name__ == "__main__":
