@@ -142,6 +142,14 @@ class GPU:
     # one-warp-per-SMSP STGs 13-15 per issue)
     lsu_queue_in_order: bool = True         # [M]
     data_pipe_clients_take_turns: bool = True   # [M]
+    # [M] micro/lg_throughput.json: its loop's SASS (micro/lg_throughput.sass) overwrites nine of its
+    # sixteen loads' address registers before the next loads, waiting on their read barriers; with the
+    # registers read only when L1TEX takes a load the engine splits the wait long_scoreboard / lg_throttle
+    # 1.18-1.29 where ncu has 0.66-0.81, reading an SMSP's 6 oldest untaken memory instructions gives
+    # 0.67-0.75; micro/queue_warps_ncu.json's stamp stores behind 2-8 warps per SMSP of shared loads then
+    # wait 0.85-1.09 times as long as on the H200 (1.3-1.6 read at the take): the LSU queue reads the
+    # registers of its first 6 entries (the in-order queue above; 0: each when its pipe takes it)
+    lsu_queue_read_ahead: int = 6           # [M] instructions per SMSP
     # [M] micro/mio_queue_depth.json one warp: bursts of 32 / 40 / 48 / 64 LDS issue at 151 / 663 /
     # 1175 / 2199 cycles: the 32nd waits for the 2nd load's DATA (start 65 + 62 + 23 = 150), then one
     # issue per 64-cycle return: an MIO / LG entry counts against the depth until its data returns

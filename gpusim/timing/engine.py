@@ -54,7 +54,9 @@ Model (all times integer SM cycles; `t` is the current cycle):
     start + smsp_l1_cpl * (lines - 1) + its level's latency.
   * Fixed-latency results: ready = issue + latency.
   * An SMSP's MIO and LG queues are one LSU queue (lsu_queue_in_order): a head leaves only when no
-    older instruction of its SMSP waits in the other queue.
+    older instruction of its SMSP waits in the other queue. The queue reads the registers of its
+    read_ahead oldest entries (lsu_queue_read_ahead = 6): a read barrier on a memory instruction clears
+    then (read_at), not when its pipe takes it.
   * Shared memory: the SM's shared pipe takes the oldest head of the four MIO queues
     (ties: lowest SMSP) when free, in the same cycle it was issued at the earliest, and
     is busy for max(wavefronts, ceil(V / shared_wb)) cycles (V: registers a load writes per
@@ -133,7 +135,7 @@ U_NONE, U_FMA, U_HEAVY, U_ALU, U_XU = range(5)
  P_POLICY, P_MIO_SM_DEPTH, P_LG_SM_DEPTH, P_L1_LINES, P_BAR_ARRIVE, P_L2_SHARE_FP, P_DRAM_SHARE_FP,
  P_SWITCH_FMA, P_MEM_ISSUE_IV, P_WARP_SHARED_CPW, P_SMSP_L1_CPL, P_QUEUE_AT_RETURN, P_SHARED_WB,
  P_SB_GLOBAL, P_SB_SHARED, P_DATA_PIPE_UNIFIED, P_NO_SKIP, P_NOT_ISSUED, P_LSU_IN_ORDER, P_DATA_PIPE_TURNS,
- N_PARAMS) = range(34)
+ P_LSU_READ_AHEAD, N_PARAMS) = range(35)
 FP = 256              # sub-cycle units of the L2 / DRAM bandwidth servers
 POLICY_GTO, POLICY_LRR, POLICY_GTO_OLDEST, POLICY_GTY = 0, 1, 2, 3
 # counters vector
@@ -221,12 +223,28 @@ def _clear_recheck(state, recheck, st, st_pool):
 
 
 @njit(cache=True, inline="always", error_model="numpy")
+def _lsu_pop(s, r, t, ring, head, cnt, read_at, recheck, rows, ahead):
+    """The pipe took row r, the oldest untaken memory instruction of SMSP s (in-order LSU queue): its
+    registers are read now if not before, and the one that moves up to the ahead-th place is read."""
+    if read_at[r] > t:
+        read_at[r] = t
+    if ahead > 0:
+        head[s] = (head[s] + 1) % ring.shape[1]
+        cnt[s] -= 1
+        if cnt[s] >= ahead:
+            r2 = ring[s, (head[s] + ahead - 1) % ring.shape[1]]
+            if read_at[r2] > t:
+                read_at[r2] = t
+                recheck[rows[r2, R_WARP]] = 0
+
+
+@njit(cache=True, inline="always", error_model="numpy")
 def _taken(r, s, t, done, at_return, ready, ret, rn, rows, pending_mem, mem_done, recheck, taken_at):
     """The pipe took row r from SMSP s's queue at t; its data is back at `done`. Books the queue
     entry's release (at the return, or at t when entries free as the pipe takes them) and the
     warp's outstanding memory work; returns the release time."""
     ready[r] = done
-    taken_at[r] = t         # its registers are read now: a read barrier on it clears
+    taken_at[r] = t
     rel = done if at_return else t
     ret[s, rn[s]] = rel
     rn[s] += 1
@@ -331,7 +349,8 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
     row_sb = np.full(n_rows if sb_on else 1, -1, np.int64)
     row_gen = np.zeros(n_rows if sb_on else 1, np.int64)
     issue_cycle = np.full(n_rows, -1, np.int64)
-    taken_at = np.full(n_rows, INF, np.int64)        # when the pipe took a memory row (read its registers)
+    taken_at = np.full(n_rows, INF, np.int64)        # when the pipe took a memory row
+    read_at = np.full(n_rows, INF, np.int64)         # when its registers were read (a read barrier clears)
     fetched_for = np.zeros(n_rows, np.bool_)         # a miss whose line a hit reaching L1TEX first fetched
     pc = warp_start[:-1].copy()
     counts = np.zeros((n_warps, N_ENGINE_STATES), np.int64)
@@ -414,6 +433,12 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
     # it (else the older request goes first); last_dp_global: the global side used it last
     dp_turns = params[P_DATA_PIPE_TURNS] != 0
     last_dp_global = True
+    # the LSU queue reads the registers of an SMSP's read_ahead oldest untaken memory instructions (0: each
+    # when its pipe takes it); lsu_ring holds an SMSP's untaken ones in issue order (in-order queue only)
+    read_ahead = params[P_LSU_READ_AHEAD] if in_order else 0
+    lsu_ring = np.zeros((n_smsp, mio_depth + lg_depth), np.int64)
+    lsu_head = np.zeros(n_smsp, np.int64)
+    lsu_cnt = np.zeros(n_smsp, np.int64)
     no_skip = params[P_NO_SKIP] != 0               # visit every cycle (tests: skipping must not change a result)
     # data-pipe cycles of fills still on their way (a FIFO: fills land about in the order sent)
     chg_t = np.zeros(max(4 * lg_sm_depth + 64, 256), np.int64)
@@ -538,7 +563,7 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                                 sb = why
                             dep_wk = min(dep_wk, rdy)   # INF: still queued; the pipes wake us
                     p = -1 if static else rb_wait[r]
-                    if p >= 0 and taken_at[p] >= INF:
+                    if p >= 0 and read_at[p] >= INF:
                         # ptxas's read barrier: an earlier memory row of this warp still waits in its
                         # queue, its registers unread (the pipe taking it clears recheck: dep_wk INF)
                         cp = rows[p, R_CLS]
@@ -853,6 +878,11 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                     counters[K_XU] += 1
             if c >= C_LDS and c <= C_STG:
                 last_mem[w] = t
+            if c >= C_LDS and c <= C_STG and read_ahead > 0:
+                lsu_ring[s, (lsu_head[s] + lsu_cnt[s]) % lsu_ring.shape[1]] = r
+                lsu_cnt[s] += 1
+                if lsu_cnt[s] <= read_ahead:
+                    read_at[r] = t
             if c == C_FIXED:
                 pass
             elif c == C_LDS or c == C_STS:
@@ -957,6 +987,7 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                 counters[K_SHARED_BUSY] += n          # wavefronts, as ncu counts them
                 rel = _taken(r, s, t, done, at_return, ready, mio_ret, mio_rn, rows, pending_mem, mem_done, recheck,
                              taken_at)
+                _lsu_pop(s, r, t, lsu_ring, lsu_head, lsu_cnt, read_at, recheck, rows, read_ahead)
                 # the barrier it sits on counts one fewer untaken load, and its data return
                 if sb_on and row_sb[r] >= 0 and row_gen[r] == sb_gen[w, row_sb[r]]:
                     bb = row_sb[r]
@@ -1033,6 +1064,7 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                 wt = np.int64(rows[r, R_WARP])
                 rel = _taken(r, s, t, max(done, fill_at), at_return, ready, lg_ret, lg_rn, rows, pending_mem,
                              mem_done, recheck, taken_at)
+                _lsu_pop(s, r, t, lsu_ring, lsu_head, lsu_cnt, read_at, recheck, rows, read_ahead)
                 if fill_at > done:
                     # the hit's queue entry frees with its own return; its data waits for the fill
                     ready[r] = fill_at

@@ -145,6 +145,7 @@ def engine_params(arch: GPU, policy: str = "gty", active_sms: int | None = None,
     p[E.P_DATA_PIPE_UNIFIED] = int(arch.shared_and_global_share_data_pipe)
     p[E.P_LSU_IN_ORDER] = int(arch.lsu_queue_in_order)
     p[E.P_DATA_PIPE_TURNS] = int(arch.data_pipe_clients_take_turns)
+    p[E.P_LSU_READ_AHEAD] = arch.lsu_queue_read_ahead
     p[E.P_QUEUE_AT_RETURN] = int(arch.queue_entry_until_return)
     p[E.P_MIO_SM_DEPTH] = arch.mio_sm_queue_depth
     p[E.P_LG_SM_DEPTH] = arch.lg_sm_queue_depth

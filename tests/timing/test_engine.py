@@ -367,15 +367,30 @@ def test_loads_sharing_a_dependency_barrier_are_waited_for_together():
 
 def test_a_read_barrier_holds_the_next_memory_instruction_until_the_pipe_takes_its_producer():
     """Warp 1's 160-sector LDG holds the L1TEX stage for cycles 0-9. Warp 0 issues an FFMA and three
-    LDGs at 1, 2, 3; its first is taken at 10. With ptxas's read barrier on that load waited on
-    before the third (control_codes.read_barrier_table's (0, 2)), the third issues at 11, its warp
-    in long_scoreboard for the 8 cycles between (ncu's PC samples put read-barrier waits there)."""
+    LDGs at 1, 2, 3; its first is taken at 10. Were a load's registers read only when its pipe takes
+    it (lsu_queue_read_ahead 0), ptxas's read barrier on that load waited on before the third
+    (control_codes.read_barrier_table's (0, 2)) would hold the third until 11, its warp in
+    long_scoreboard for the 8 cycles between (ncu's PC samples put read-barrier waits there)."""
     spec = [row(1, "LDG.E", 0, sectors=160), row(0, "FFMA", 0)] + [row(0, "LDG.E", 1 + i, sectors=4) for i in range(3)]
-    free = simulate_sm(make_trace(spec), ARCH)
+    at_take = replace(ARCH, lsu_queue_read_ahead=0)
+    free = simulate_sm(make_trace(spec), at_take)
     assert free.issue_cycle.tolist()[:4] == [0, 1, 2, 3]
-    held = simulate_sm(make_trace(spec), ARCH, read_barriers=((("LDG.E",) * 3, ((0, 2),)),))
+    held = simulate_sm(make_trace(spec), at_take, read_barriers=((("LDG.E",) * 3, ((0, 2),)),))
     assert held.issue_cycle.tolist()[:4] == [0, 1, 2, 11]
     assert states(held, 0)["long_scoreboard"] == 8
+    check_invariants(held)
+
+
+def test_the_lsu_queue_reads_the_registers_of_its_oldest_six():
+    """The same with eight loads and the H200's read-ahead (GPU.lsu_queue_read_ahead = 6: an SMSP's
+    queue reads the registers of its 6 oldest untaken memory instructions): the first load's registers
+    are read at its issue, so (0, 2) holds nothing; the 7th load (6th index) is 7th in the queue until
+    the first is taken at 10, so the 8th, waiting on it ((6, 1)), issues at 11, not at 8."""
+    spec = [row(1, "LDG.E", 0, sectors=160), row(0, "FFMA", 0)] + [row(0, "LDG.E", 1 + i, sectors=4) for i in range(8)]
+    held = simulate_sm(make_trace(spec), replace(ARCH, lsu_queue_read_ahead=6),
+                       read_barriers=((("LDG.E",) * 8, ((0, 2), (6, 1))),))
+    assert held.issue_cycle.tolist()[:9] == [0, 1, 2, 3, 4, 5, 6, 7, 11]
+    assert states(held, 0)["long_scoreboard"] == 3
     check_invariants(held)
 
 
