@@ -16,8 +16,10 @@ waits for that fill (kernel_time.predict's l2_pending), a diagnosis of the L2 mo
 --variants: the same table for the held-out set, each ladder kernel with other tile parameters
 (traces/hw/h200/variants/, the parameters in each record): no parameter of the engine or the cache
 model was chosen while these records existed, so they test the model out of sample.
+--shapes: the ladder kernels (default parameters) at non-square shapes (traces/hw/h200/shapes/, times
+only): the second held-out set; MAPE, max error and the kernels' order at each shape.
 Usage: python bench/bench_timing.py [--kernels a,b] [--sizes 1024,2048,4096] [--schedule phased]
-       [--scoreboards all] [--l2-pending] [--variants]
+       [--scoreboards all] [--l2-pending] [--variants | --shapes]
 """
 import argparse
 import json
@@ -54,6 +56,30 @@ def variant_cases(kernels, sizes):
     return dict(sorted(out.items(), key=lambda kv: (kernels.index(kv[1][0]), kv[0][1])))
 
 
+def shapes(kernels):
+    """Predicted against recorded time for every non-square record of these kernels."""
+    recs = [json.loads(f.read_text()) for f in sorted((ROOT / "traces/hw/h200/shapes").glob("*.json"))]
+    recs = sorted((r for r in recs if r["kernel"] in kernels), key=lambda r: (kernels.index(r["kernel"]), r["M"], r["N"], r["K"]))
+    if not recs:
+        raise SystemExit("no records under traces/hw/h200/shapes/ for these kernels")
+    print(f"{'kernel':11s} {'M x N x K':>16s} {'H200 ms':>10s} {'sim ms':>10s} {'error':>8s}")
+    by_shape, errs = {}, []
+    for r in recs:
+        shape = f"{r['M']}x{r['N']}x{r['K']}"
+        p = predict(gpusim.simulate(r["kernel"], M=r["M"], N=r["N"], K=r["K"], keep_trace=True))
+        e = 100 * (p.time_ms / r["time_ms_median"] - 1)
+        errs.append(e)
+        by_shape.setdefault(shape, ({}, {}))
+        by_shape[shape][0][r["kernel"]] = p.time_ms
+        by_shape[shape][1][r["kernel"]] = r["time_ms_median"]
+        print(f"{r['kernel']:11s} {shape:>16s} {r['time_ms_median']:10.4f} {p.time_ms:10.4f} {e:+7.1f} %", flush=True)
+    print(f"\nMAPE {sum(map(abs, errs)) / len(errs):.1f} %, max |error| {max(map(abs, errs)):.1f} % over {len(errs)} points")
+    for shape, (sim, hw) in by_shape.items():
+        same, tau = _rank_agreement(sim, hw)
+        print(f"order at {shape}: {'same' if same else 'differs'} (Kendall tau {tau:.2f})"
+              + ("" if same else f"; H200 {sorted(hw, key=hw.get)}, sim {sorted(sim, key=sim.get)}"))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--kernels", default=",".join(LADDER))
@@ -66,7 +92,11 @@ def main():
                     help="leave out ptxas's read barriers on memory instructions (a diagnosis)")
     ap.add_argument("--variants", action="store_true",
                     help="the held-out tile-parameter variants (traces/hw/h200/variants/) instead of the ladder")
+    ap.add_argument("--shapes", action="store_true",
+                    help="the held-out non-square shapes (traces/hw/h200/shapes/) instead of the ladder")
     a = ap.parse_args()
+    if a.shapes:
+        return shapes(a.kernels.split(","))
     sizes = [int(s) for s in a.sizes.split(",")]
     cases = variant_cases(a.kernels.split(","), sizes) if a.variants else {
         (k, n): (k, None, ROOT / f"traces/hw/h200/{k}_{n}.json") for k in a.kernels.split(",") for n in sizes}

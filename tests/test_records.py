@@ -144,6 +144,22 @@ def test_compare_rows_of_the_held_out_variants(tmp_path, monkeypatch):
         compare_rows(None, 128, sim, variants=True)
 
 
+@pytest.mark.parametrize("sub", ["variants", "shapes"])
+def test_held_out_records_are_valid_and_say_how_they_were_made(sub):
+    """Every record of the held-out sets loads under its schema and names its command, date, device and
+    driver; the shapes are non-square, the variants' parameters differ from the kernel's defaults."""
+    from gpusim.kernel.spec import get_kernel
+    files = sorted((R.HW_DIR / "h200" / sub).glob("*.json"))
+    assert len(files) >= 24
+    for f in files:
+        rec = R.load_record(f)
+        assert all(rec[k] for k in ("command", "date", "device", "driver")) and rec["check"]["passed"]
+        if sub == "shapes":
+            assert len({rec["M"], rec["N"], rec["K"]}) > 1 and f.name == f"{rec['kernel']}_{rec['M']}x{rec['N']}x{rec['K']}.json"
+        else:
+            assert rec["params"] != dict(get_kernel(rec["kernel"]).params)
+
+
 # ---------------------------------------------------------------- the committed records
 
 COMMITTED = R.list_hw_records()

@@ -2,7 +2,7 @@
 
     PYTHONPATH=. python3 -m gpusim.hw.batch --out "$OUT" [--sizes 1024 2048 4096]
         [--ncu-sizes 1024 4096 2048] [--budget-s 420] [--repro regtile2d:4096]
-        [--param KERNEL:NAME=VALUE ...] [--no-cublas]
+        [--param KERNEL:NAME=VALUE ...] [--no-cublas] [--shapes MxNxK ...]
 
 Prints the card's nvidia-smi state, builds every twin with kernels_cuda/build.py's
 flags, checks and times every twin and cuBLAS at each size, then profiles them
@@ -80,6 +80,17 @@ def parse_params(items) -> dict:
     return out
 
 
+def parse_shapes(items) -> list[tuple[int, int, int]]:
+    """["4096x1024x2048"] -> [(4096, 1024, 2048)]."""
+    out = []
+    for item in items:
+        parts = item.lower().split("x")
+        if len(parts) != 3 or not all(x.isdigit() and int(x) > 0 for x in parts):
+            raise SystemExit(f"--shapes takes MxNxK with positive integers, got {item!r}")
+        out.append(tuple(int(x) for x in parts))
+    return out
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
@@ -95,6 +106,9 @@ def main(argv=None) -> int:
                     help="a tile parameter of one kernel (repeatable): records a variant, named by "
                          "its parameters (records.record_name)")
     ap.add_argument("--no-cublas", action="store_true", help="leave out the cuBLAS reference rows")
+    ap.add_argument("--shapes", nargs="*", default=None, metavar="MxNxK",
+                    help="instead: check and time the twins (default parameters) at these non-square shapes, "
+                         "no ncu (records <kernel>_<M>x<N>x<K>.json)")
     a = ap.parse_args(argv)
     params = parse_params(a.param)
     t0 = time.time()
@@ -115,6 +129,15 @@ def main(argv=None) -> int:
         pack(work, out)
 
     cmd = ("PYTHONPATH=. python3 -m gpusim.hw.batch " + " ".join(sys.argv[1:])).replace(str(out), "$OUT")
+    if a.shapes is not None:
+        shapes = parse_shapes(a.shapes)
+        recs = runner.record_shapes(a.kernels, shapes, work / "records", progress, command=cmd, target_s=a.target_s)
+        pack(work, out)
+        for r in recs:
+            print(f"{r['kernel']:12s} {r['M']}x{r['N']}x{r['K']}  {r['time_ms_median']:10.4f} ms  check "
+                  f"{'passed' if r['check']['passed'] else 'FAILED'}")
+        print(f"total {time.time() - t0:.1f} s")
+        return 0
     recs = runner.record(a.kernels, a.sizes, ncu=not a.no_ncu, out_dir=work / "records",
                          progress=progress, command=cmd, ncu_sizes=a.ncu_sizes,
                          target_s=a.target_s, work_dir=work / "ncu", deadline=t0 + a.budget_s,

@@ -348,3 +348,37 @@ def record(kernels=None, sizes=(1024, 2048, 4096), ncu: bool = False, out_dir=No
             done += 1
             progress(done, steps, f"ncu {size}: {info['wall_s']} s")
     return [records[(n, s)] for n, s, _ in order]
+
+
+def shape_name(kernel: str, M: int, N: int, K: int) -> str:
+    """File name of a non-square record: <kernel>_<M>x<N>x<K>.json (default parameters)."""
+    return f"{kernel}_{M}x{N}x{K}.json"
+
+
+def record_shapes(kernels, shapes, out_dir, progress=None, *, command: str | None = None,
+                  target_s: float = 1.0, seed: int = 0) -> list[dict]:
+    """Check and time the CUDA twins (default parameters) at non-square shapes [(M, N, K)], one record
+    each (shape_name) under out_dir; no ncu. Raises NoGpu without cupy or a GPU."""
+    from gpusim.hw import gpu
+    progress = progress or _noop
+    names = list(kernels) if kernels else twins.twin_names()
+    cp = gpu.cupy()
+    prov = provenance(cp, command or "gpusim.hw.batch --shapes")
+    flags, date = twins.build_flags(), utc_now()
+    out_dir = Path(out_dir)
+    recs, done, steps = [], 0, len(names) * (1 + len(shapes))
+    for name in names:
+        p = twins.resolve_params(name, None)
+        cubin, ptxas, nv = twins.build(name, p, BUILD_DIR)
+        done += 1
+        progress(done, steps, f"built {name}")
+        for M, N, K in shapes:
+            rec = _base(name, p, M, N, K, prov, flags, date)
+            rec.update({"nvcc_command": nv, "ptxas": ptxas})
+            rec.update(measure_twin(cp, name, p, M, N, K, cubin, target_s, seed))
+            rec["clocks"]["smi_at_start"] = prov["smi"]
+            dump_record(rec, out_dir / shape_name(name, M, N, K))
+            recs.append(rec)
+            done += 1
+            progress(done, steps, f"{name} {M}x{N}x{K}: {rec['time_ms_median']:.4g} ms")
+    return recs
