@@ -565,7 +565,8 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                     p = -1 if static else rb_wait[r]
                     if p >= 0 and read_at[p] >= INF:
                         # ptxas's read barrier: an earlier memory row of this warp still waits in its
-                        # queue, its registers unread (the pipe taking it clears recheck: dep_wk INF)
+                        # queue, its registers unread (their read, by the LSU queue's read-ahead or the
+                        # pipe taking it, clears recheck: dep_wk INF)
                         cp = rows[p, R_CLS]
                         why = S_LONG_SB if cp == C_LDG or cp == C_STG else S_SHORT_SB
                         if sb == -1 or why == S_LONG_SB or (why == S_SHORT_SB and sb == S_WAIT):
