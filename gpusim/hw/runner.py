@@ -30,7 +30,7 @@ from gpusim.errors import GpusimError
 from gpusim.hw import ncu as ncu_mod
 from gpusim.hw import twins
 from gpusim.hw.devinfo import ClockSampler, cuda_versions, smi_query, utc_now
-from gpusim.report.records import SCHEMA, dump_record, record_name
+from gpusim.report.records import SCHEMA, dump_record, record_name, shape_record_name
 
 REPO = Path(__file__).resolve().parents[2]
 BUILD_DIR = REPO / "kernels_cuda" / ".build" / "hw"
@@ -350,15 +350,10 @@ def record(kernels=None, sizes=(1024, 2048, 4096), ncu: bool = False, out_dir=No
     return [records[(n, s)] for n, s, _ in order]
 
 
-def shape_name(kernel: str, M: int, N: int, K: int) -> str:
-    """File name of a non-square record: <kernel>_<M>x<N>x<K>.json (default parameters)."""
-    return f"{kernel}_{M}x{N}x{K}.json"
-
-
 def record_shapes(kernels, shapes, out_dir, progress=None, *, command: str | None = None,
                   target_s: float = 1.0, seed: int = 0) -> list[dict]:
     """Check and time the CUDA twins (default parameters) at non-square shapes [(M, N, K)], one record
-    each (shape_name) under out_dir; no ncu. Raises NoGpu without cupy or a GPU."""
+    each (records.shape_record_name) under out_dir; no ncu. Raises NoGpu without cupy or a GPU."""
     from gpusim.hw import gpu
     progress = progress or _noop
     names = list(kernels) if kernels else twins.twin_names()
@@ -377,7 +372,7 @@ def record_shapes(kernels, shapes, out_dir, progress=None, *, command: str | Non
             rec.update({"nvcc_command": nv, "ptxas": ptxas})
             rec.update(measure_twin(cp, name, p, M, N, K, cubin, target_s, seed))
             rec["clocks"]["smi_at_start"] = prov["smi"]
-            dump_record(rec, out_dir / shape_name(name, M, N, K))
+            dump_record(rec, out_dir / shape_record_name(name, M, N, K))
             recs.append(rec)
             done += 1
             progress(done, steps, f"{name} {M}x{N}x{K}: {rec['time_ms_median']:.4g} ms")

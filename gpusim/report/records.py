@@ -168,6 +168,11 @@ def record_name(kernel: str, size: int, params: dict | None = None, defaults: di
     return f"{tag}_{size}.json"
 
 
+def shape_record_name(kernel: str, M: int, N: int, K: int) -> str:
+    """File name of a non-square record (default parameters), under traces/hw/<device>/shapes/."""
+    return f"{kernel}_{M}x{N}x{K}.json"
+
+
 def device_dir(device: str = "h200") -> Path:
     return HW_DIR / device
 

@@ -248,12 +248,20 @@ def print_prediction(p, r=None):
 
 
 def h200_record(r):
-    """The committed H200 record of this very launch (kernel, its parameters, M = N = K), or None: the
+    """The committed H200 record of this very launch (kernel, its parameters, M x N x K), or None: the
     simulation and prediction are then printed beside what the H200 measured (the validation set, not
-    an input)."""
-    from gpusim.report.records import RecordError, hw_record
-    if r.arch.lower() != "h200" or not (r.M == r.N == r.K):
+    an input). Non-square launches have records (times only) at the default parameters, under shapes/."""
+    from gpusim.report.records import RecordError, device_dir, hw_record, load_record, shape_record_name
+    if r.arch.lower() != "h200":
         return None
+    if not (r.M == r.N == r.K):
+        from gpusim.kernel.spec import get_kernel
+        p = device_dir("h200") / "shapes" / shape_record_name(r.kernel, r.M, r.N, r.K)
+        if r.params != dict(get_kernel(r.kernel).params) or not p.exists():
+            return None
+        rec = load_record(p)
+        rec.path = f"shapes/{p.name}"
+        return rec
     try:
         rec = hw_record(r.kernel, r.M, params=r.params)
     except (RecordError, OSError, ValueError):

@@ -169,3 +169,15 @@ def test_compare_variants_joins_the_held_out_records(capsys):
     assert rows and {r["kernel"] for r in rows} == {"regtile2d-BN64TM4"}
     inst = next(r for r in rows if r["metric"] == "smsp__inst_executed.sum")
     assert inst["simulated"] == inst["recorded"]
+
+
+def test_run_of_a_recorded_non_square_launch_shows_its_h200_time(capsys):
+    """A non-square launch recorded under traces/hw/h200/shapes/ (default parameters, times only) gets its
+    measured time beside the prediction; with other parameters it has no record and gets none."""
+    args = ["run", "regtile2d", "--M", "4096", "--N", "1024", "--K", "2048", "--json"]
+    assert main(args) == 0
+    rec = json.loads(open("traces/hw/h200/shapes/regtile2d_4096x1024x2048.json").read())
+    h = json.loads(capsys.readouterr().out)["h200"]
+    assert h["time_ms"] == rec["time_ms_median"] and h["record"].endswith("shapes/regtile2d_4096x1024x2048.json")
+    assert main(args + ["--param", "BN=64", "--param", "TM=4"]) == 0
+    assert "h200" not in json.loads(capsys.readouterr().out)
