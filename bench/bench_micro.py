@@ -264,17 +264,11 @@ def barrier():
 
 
 def queue():
-    from tests.timing.test_queue_bursts import burst_trace
-    rows = json.loads((MICRO / "queue_warps_ncu.json").read_text())["value"]
+    from tests.timing.test_queue_warps import ROWS, run as burst_run
     keys = ("lg_throttle", "mio_throttle", "long_scoreboard", "short_scoreboard")
     print("\nqueue_warps_ncu (per issue, H200/sim)  " + "  ".join(f"{k[:12]:>13s}" for k in keys) + "   cycles H200/sim")
-    for r in rows:
-        kind, B = r["kernel"].split("_")[1], int(r["kernel"].split("_")[2].split()[0])
-        warps = int(r["kernel"].split("(")[1].split()[0])
-        t = burst_trace(kind, B, 64, warps)
-        ld = "LDS" if kind == "lds" else "LDG"
-        res = simulate_sm(t, H200, global_level=np.full(len(t), LEVEL_L1, np.int8),
-                          read_barriers=[((ld,) * B + ("STG", "STG"), ((B, 2), (B + 1, 1)))])
+    for (kind, B, warps), r in ROWS.items():
+        res = burst_run(B, warps, kind=kind)
         n = res.inst_issued
         print(f"{kind} {warps:2d} warps B{B:<3d}                 " + "  ".join(
             f"{r['stall_' + k]:6.1f} {res.state_cycles[k] / n:6.1f}" for k in keys)

@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import gpusim  # noqa: E402
-from gpusim.report.compare import _rank_agreement, top_stall, stall_name  # noqa: E402
+from gpusim.report.compare import _rank_agreement, top_stall, stall_name, variant_records  # noqa: E402
 from gpusim.timing import run_lowered  # noqa: E402
 from gpusim.timing.kernel_time import predict  # noqa: E402
 
@@ -46,11 +46,8 @@ def stalls_of(d):
 def variant_cases(kernels, sizes):
     """{(label, size): (kernel, params, record path)} of the recorded variants of these kernels, the
     label being the record's name without its size (e.g. regtile2d-BN64TM4)."""
-    out = {}
-    for path in sorted((ROOT / "traces/hw/h200/variants").glob("*.json")):
-        rec = json.loads(path.read_text())
-        if rec["kernel"] in kernels and rec["M"] in sizes:
-            out[path.stem.rsplit("_", 1)[0], rec["M"]] = (rec["kernel"], rec["params"], path)
+    out = {(label, n): (rec["kernel"], rec["params"], Path(rec.path))
+           for n in sizes for label, rec in variant_records(n, kernels=kernels)}
     if not out:
         raise SystemExit("no variant records under traces/hw/h200/variants/ for these kernels and sizes")
     return dict(sorted(out.items(), key=lambda kv: (kernels.index(kv[1][0]), kv[0][1])))

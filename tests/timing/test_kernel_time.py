@@ -79,7 +79,7 @@ def test_held_out_shape_time_agrees_with_h200(path):
 @pytest.mark.parametrize("path", sorted((HW / "variants").glob("*_1024.json")), ids=lambda p: p.stem)
 def test_held_out_variant_time_agrees_with_h200_at_1024(path):
     """The held-out set (every ladder kernel with other tile parameters, recorded after the model's
-    parameters were set): the same tolerance as the ladder's (measured: within 17 %)."""
+    parameters were set): the same tolerance as the ladder's (measured: within 17.2 %)."""
     rec = json.loads(path.read_text())
     p = predict(gpusim.simulate(rec["kernel"], 1024, params=rec["params"]))
     assert abs(p.time_ms / rec["time_ms_median"] - 1) <= ACHIEVED_TOLERANCE_1024

@@ -47,10 +47,11 @@ def test_the_stamp_stores_carry_the_read_barrier_the_next_burst_waits_on():
     assert first[4] & 1 and after[4] & 1
 
 
-def run(B, warps, arch=H200):
-    t = burst_trace("lds", B, 64, warps)
+def run(B, warps, arch=H200, kind="lds"):
+    """The engine on the burst kernel (kind "lds" or "ldg") with the stamp stores' read barrier."""
+    t = burst_trace(kind, B, 64, warps)
     # the next burst's first memory instruction may not issue before the pipe has taken both STGs
-    rb = [(("LDS",) * B + ("STG", "STG"), ((B, 2), (B + 1, 1)))]
+    rb = [(("LDS" if kind == "lds" else "LDG",) * B + ("STG", "STG"), ((B, 2), (B + 1, 1)))]
     return simulate_sm(t, arch, global_level=np.full(len(t), LEVEL_L1, np.int8), read_barriers=rb)
 
 
