@@ -222,39 +222,6 @@ def _clear_recheck(state, recheck, st, st_pool):
             recheck[w] = 0
 
 
-@njit(cache=True, inline="always", error_model="numpy")
-def _lsu_pop(s, r, t, ring, head, cnt, read_at, recheck, rows, ahead):
-    """The pipe took row r, the oldest untaken memory instruction of SMSP s (in-order LSU queue): its
-    registers are read now if not before, and the one that moves up to the ahead-th place is read."""
-    if read_at[r] > t:
-        read_at[r] = t
-    if ahead > 0:
-        head[s] = (head[s] + 1) % ring.shape[1]
-        cnt[s] -= 1
-        if cnt[s] >= ahead:
-            r2 = ring[s, (head[s] + ahead - 1) % ring.shape[1]]
-            if read_at[r2] > t:
-                read_at[r2] = t
-                recheck[rows[r2, R_WARP]] = 0
-
-
-@njit(cache=True, inline="always", error_model="numpy")
-def _taken(r, s, t, done, at_return, ready, ret, rn, rows, pending_mem, mem_done, recheck, taken_at):
-    """The pipe took row r from SMSP s's queue at t; its data is back at `done`. Books the queue
-    entry's release (at the return, or at t when entries free as the pipe takes them) and the
-    warp's outstanding memory work; returns the release time."""
-    ready[r] = done
-    taken_at[r] = t
-    rel = done if at_return else t
-    ret[s, rn[s]] = rel
-    rn[s] += 1
-    w = rows[r, R_WARP]
-    pending_mem[w] -= 1
-    mem_done[w] = max(mem_done[w], done)
-    recheck[w] = 0          # its scoreboard or drain now has a time
-    return rel
-
-
 def _log_interval(log, n_log, w, st, t0, t1, row):
     """Keep warp w's interval [t0, t1) in state st, waiting at row `row` (where ncu's PC samples would
     put it), in log[n_log] (the stall intervals of a timeline); returns the new count. Chosen by the
@@ -986,9 +953,30 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                 shared_free = t + n_sm
                 warp_shared_free[w] = t_w + n_warp
                 counters[K_SHARED_BUSY] += n          # wavefronts, as ncu counts them
-                rel = _taken(r, s, t, done, at_return, ready, mio_ret, mio_rn, rows, pending_mem, mem_done, recheck,
-                             taken_at)
-                _lsu_pop(s, r, t, lsu_ring, lsu_head, lsu_cnt, read_at, recheck, rows, read_ahead)
+                # the take: the row's data return and its queue entry's release (at the return, or at t when
+                # entries free as the pipe takes them), the warp's outstanding memory work, and the in-order
+                # LSU queue's register reads (the take, and the entry that moves up to the read_ahead-th
+                # place). Written out here and at L1TEX: as a function, even inlined, its array arguments
+                # cost two atomic reference counts each per call (a third of regtile2d's run)
+                ready[r] = done
+                taken_at[r] = t
+                rel = ready[r] if at_return else t
+                mio_ret[s, mio_rn[s]] = rel
+                mio_rn[s] += 1
+                wt = np.int64(rows[r, R_WARP])
+                pending_mem[wt] -= 1
+                mem_done[wt] = max(mem_done[wt], ready[r])
+                recheck[wt] = 0          # its scoreboard or drain now has a time
+                if read_at[r] > t:
+                    read_at[r] = t
+                if read_ahead > 0:
+                    lsu_head[s] = (lsu_head[s] + 1) % lsu_ring.shape[1]
+                    lsu_cnt[s] -= 1
+                    if lsu_cnt[s] >= read_ahead:
+                        r2 = lsu_ring[s, (lsu_head[s] + read_ahead - 1) % lsu_ring.shape[1]]
+                        if read_at[r2] > t:
+                            read_at[r2] = t
+                            recheck[rows[r2, R_WARP]] = 0
                 # the barrier it sits on counts one fewer untaken load, and its data return
                 if sb_on and row_sb[r] >= 0 and row_gen[r] == sb_gen[w, row_sb[r]]:
                     bb = row_sb[r]
@@ -1062,10 +1050,26 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                             fill_at = max(fill_at, line_ready[line_id[j]])
                 else:
                     done = t + l1_cpl * n
+                # the take's bookkeeping, as at the shared pipe
+                ready[r] = max(done, fill_at)
+                taken_at[r] = t
+                rel = ready[r] if at_return else t
+                lg_ret[s, lg_rn[s]] = rel
+                lg_rn[s] += 1
                 wt = np.int64(rows[r, R_WARP])
-                rel = _taken(r, s, t, max(done, fill_at), at_return, ready, lg_ret, lg_rn, rows, pending_mem,
-                             mem_done, recheck, taken_at)
-                _lsu_pop(s, r, t, lsu_ring, lsu_head, lsu_cnt, read_at, recheck, rows, read_ahead)
+                pending_mem[wt] -= 1
+                mem_done[wt] = max(mem_done[wt], ready[r])
+                recheck[wt] = 0          # its scoreboard or drain now has a time
+                if read_at[r] > t:
+                    read_at[r] = t
+                if read_ahead > 0:
+                    lsu_head[s] = (lsu_head[s] + 1) % lsu_ring.shape[1]
+                    lsu_cnt[s] -= 1
+                    if lsu_cnt[s] >= read_ahead:
+                        r2 = lsu_ring[s, (lsu_head[s] + read_ahead - 1) % lsu_ring.shape[1]]
+                        if read_at[r2] > t:
+                            read_at[r2] = t
+                            recheck[rows[r2, R_WARP]] = 0
                 if fill_at > done:
                     # the hit's queue entry frees with its own return; its data waits for the fill
                     ready[r] = fill_at
