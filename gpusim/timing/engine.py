@@ -957,7 +957,7 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                 # entries free as the pipe takes them), the warp's outstanding memory work, and the in-order
                 # LSU queue's register reads (the take, and the entry that moves up to the read_ahead-th
                 # place). Written out here and at L1TEX: as a function, even inlined, its array arguments
-                # cost two atomic reference counts each per call (a third of regtile2d's run)
+                # cost two atomic reference counts each per call (written out: regtile2d 1.09x faster)
                 ready[r] = done
                 taken_at[r] = t
                 rel = ready[r] if at_return else t
