@@ -28,9 +28,11 @@ Model (all times integer SM cycles; `t` is the current cycle):
       mio/lg queue - a shared (global) instruction needs a free slot in its SMSP's MIO
                      (LG) queue and an entry of the SM-wide MIO (LG) pool, else mio_throttle
                      (lg_throttle; kept in the engine-only states S_MIO_POOL / S_LG_POOL when
-                     only the pool is short, which run_lowered folds back in); when more SMSPs'
-                     picks want an entry than the pool has free, the SMSPs with the fewest
-                     entries in flight get them (ties: lowest SMSP),
+                     only the pool is short, which run_lowered folds back in); the LG pool has
+                     room only while the SM also holds fewer than P_LG_SM_UNTAKEN global
+                     instructions L1TEX has not taken; when more SMSPs' picks want an entry than
+                     the pool has free, the SMSPs with the fewest entries in flight (LG with that
+                     cap: the fewest untaken) get them (ties: lowest SMSP),
                      and a refused SMSP issues its best other warp;
       math pipe    - FFMA/FMUL/FADD need FMA-lite or FMA-heavy free, IMAD needs
                      FMA-heavy, ALU ops the ALU pipe, XU ops the XU pipe; each pipe takes
@@ -135,7 +137,7 @@ U_NONE, U_FMA, U_HEAVY, U_ALU, U_XU = range(5)
  P_POLICY, P_MIO_SM_DEPTH, P_LG_SM_DEPTH, P_L1_LINES, P_BAR_ARRIVE, P_L2_SHARE_FP, P_DRAM_SHARE_FP,
  P_SWITCH_FMA, P_MEM_ISSUE_IV, P_WARP_SHARED_CPW, P_SMSP_L1_CPL, P_QUEUE_AT_RETURN, P_SHARED_WB,
  P_SB_GLOBAL, P_SB_SHARED, P_DATA_PIPE_UNIFIED, P_NO_SKIP, P_NOT_ISSUED, P_LSU_IN_ORDER, P_DATA_PIPE_TURNS,
- P_LSU_READ_AHEAD, N_PARAMS) = range(35)
+ P_LSU_READ_AHEAD, P_LG_SM_UNTAKEN, N_PARAMS) = range(36)
 FP = 256              # sub-cycle units of the L2 / DRAM bandwidth servers
 POLICY_GTO, POLICY_LRR, POLICY_GTO_OLDEST, POLICY_GTY = 0, 1, 2, 3
 # counters vector
@@ -374,6 +376,11 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
     cta_bar_proc = np.zeros(n_ctas, np.int64)     # barrier unit: when the last arrival was processed
     mio_total = np.int64(0)
     lg_total = np.int64(0)
+    # the SM's global instructions L1TEX has not taken yet: a second cap beside lg_sm_depth's entries
+    # until their return (0: none); with it the pool's grant goes by each SMSP's untaken entries
+    grant_untaken = params[P_LG_SM_UNTAKEN] > 0
+    lg_untaken_cap = params[P_LG_SM_UNTAKEN] if grant_untaken else np.int64(1 << 40)
+    lg_untaken = np.int64(0)
     mio_q = np.int64(0)                           # instructions waiting in the MIO / LG queues (all SMSPs)
     lg_q = np.int64(0)
     dram_free = np.int64(0)                       # FP units
@@ -436,7 +443,7 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
         # entries is eligible pending the pool arbiter (pend: 1 MIO, 2 LG); each SMSP picks the warp
         # it would issue with pending warps eligible (sel1) and without them (sel0).
         mio_left = mio_sm_depth - mio_total
-        lg_left = lg_sm_depth - lg_total
+        lg_left = min(lg_sm_depth - lg_total, lg_untaken_cap - lg_untaken)
         n_pend = 0
         for s in range(n_smsp):
             first_el, after_el, greedy_el, fifo_el = -1, -1, -1, -1
@@ -703,18 +710,22 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                 sel1[s] = after_el if after_el != -1 else first_el
                 sel0[s] = after0 if after0 != -1 else first0
         # ---- SM-wide MIO / LG pool arbiter. The SMSPs whose pick needs an entry of a pool get its
-        # free entries in order of fewest entries of their own in flight (ties: lowest SMSP); one
+        # free entries in order of fewest entries of their own in flight, or for LG with the untaken cap
+        # of fewest untaken ones (by in-flight entries the cap's room went unevenly: the SMSPs' last
+        # warps of 32-line L1-hit streams finished up to 3,936 cycles apart) (ties: lowest SMSP); one
         # refused issues its best other warp. (Granting in SMSP order lets SMSP 0 take every entry
         # that frees: with the pool full, the other SMSPs' queues run dry, their warps fall behind,
         # and the kernel ends with one SMSP alone feeding L1TEX / the shared pipe at its own rate,
         # 1 line / wavefront per smsp_cpw cycles.)
         for q in range(1, 3 if n_pend > 0 else 1):
             left = mio_left if q == 1 else lg_left
+            # (LG: by untaken entries while the untaken cap is what limits the pool, else by entries in flight)
+            by_untaken = q == 2 and grant_untaken and lg_untaken_cap - lg_untaken < lg_sm_depth - lg_total
             while True:
                 best, best_f = -1, INF
                 for s in range(n_smsp):
                     if grant[s] == 0 and sel1[s] >= 0 and pend[smsp_warps[sel1[s]]] == q:
-                        f = mio_fl[s] if q == 1 else lg_fl[s]
+                        f = mio_fl[s] if q == 1 else (lg_cnt[s] if by_untaken else lg_fl[s])
                         if f < best_f:
                             best, best_f = s, f
                 if best == -1:
@@ -866,6 +877,7 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                 lg_q += 1
                 lg_fl[s] += 1
                 lg_total += 1
+                lg_untaken += 1
                 pending_mem[w] += 1
             else:
                 ready[r] = t + 1
@@ -1002,6 +1014,9 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                 r = lg_buf[s, lg_head[s]]
                 lg_head[s] = (lg_head[s] + 1) % lg_depth
                 lg_cnt[s] -= 1
+                lg_untaken -= 1
+                if grant_untaken:
+                    _clear_recheck(state, recheck, S_LG_POOL, S_LG_POOL)     # the pool may have room again
                 if lv == 0:
                     last_dp_global = True
                 lg_q -= 1

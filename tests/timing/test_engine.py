@@ -442,6 +442,24 @@ def test_the_first_load_to_reach_l1tex_fetches_a_missing_line():
     check_invariants(res)
 
 
+def test_the_lg_pool_holds_at_most_the_untaken_cap_of_global_instructions_l1tex_has_not_taken():
+    """One LDG of 64 sectors (4 cycles of the L1TEX tag stage) on each SMSP, L1 hits, pool entries held
+    until return. With no cap all four issue at 0 and L1TEX takes them at 0, 4, 8, 12. With a cap of 1
+    untaken instruction each waits in lg_throttle until L1TEX has taken the one before, and issues the
+    cycle after: 0, 1, 5, 9; a cap of 2 lets two in: 0, 0, 1, 5. The data returns as before (L1TEX is
+    the bottleneck either way: retire at 35, 39, 43, 47)."""
+    t = make_trace([row(w, "LDG", 0, sectors=64) for w in (0, 1, 2, 3)])
+    issue = {}
+    for cap in (0, 1, 2):
+        res = simulate_sm(t, replace(ARCH, queue_entry_until_return=True, lg_sm_untaken_depth=cap),
+                          global_level=np.full(len(t), LEVEL_L1, np.int8))
+        issue[cap] = res.issue_cycle.tolist()
+        assert res.warp_retire.tolist() == [35, 39, 43, 47]
+        check_invariants(res)
+    assert issue == {0: [0, 0, 0, 0], 1: [0, 1, 5, 9], 2: [0, 0, 1, 5]}
+    assert states(res, 3) == {"selected": 1, "lg_throttle": 5, "drain": 41}
+
+
 def test_a_hit_on_a_line_in_flight_holds_its_queue_entry_until_the_fill():
     """An LG entry counts until its load's data returns (queue_entry_until_return); for an L1 hit on a
     line an earlier miss is still fetching, that is the fill. With 2 entries per SMSP: the miss (0) and

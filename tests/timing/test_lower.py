@@ -51,3 +51,10 @@ def test_engine_params_refuse_a_zero_rate():
     """The engine divides by the L1TEX and shared-pipe rates: a preset with a zero one is refused."""
     with pytest.raises(GpusimError, match="l1_sectors_per_sm_cycle"):
         engine_params(replace(ARCH, l1_sectors_per_sm_cycle=0.0))
+
+
+def test_engine_params_refuse_a_negative_untaken_cap():
+    """lg_sm_untaken_depth is 0 (no cap) or a count: a negative one is refused, not taken as no cap."""
+    with pytest.raises(GpusimError, match="lg_sm_untaken_depth"):
+        engine_params(replace(ARCH, lg_sm_untaken_depth=-1))
+    assert engine_params(replace(ARCH, lg_sm_untaken_depth=0)) is not None

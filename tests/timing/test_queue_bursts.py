@@ -147,7 +147,8 @@ def test_many_warps_reach_the_measured_l1_line_rate(lines):
     """traces/hw/h200/micro/lg_throughput.json: 64 warps per SM issuing independent L1-hit LDG.E of
     D = 4..32 lines keep the L1TEX data stage at 0.987-0.998 lines per cycle. The engine must too
     (within 2 %), with one SMSP feeding the stage every other cycle: the SM-wide LG pool is shared
-    fairly (fewest in flight first), so no SMSP's warps fall behind and drain alone at the end."""
+    fairly (fewest untaken first, with the cap on untaken global instructions), so no SMSP's warps fall
+    behind and drain alone at the end."""
     rec = json.loads((MICRO / "lg_throughput.json").read_text())
     t = _l1_hit_stream(64, 128, lines)
     res = simulate_sm(t, H200, global_level=np.full(len(t), LEVEL_L1, np.int8))
