@@ -1014,9 +1014,11 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                 r = lg_buf[s, lg_head[s]]
                 lg_head[s] = (lg_head[s] + 1) % lg_depth
                 lg_cnt[s] -= 1
+                if grant_untaken and lg_untaken >= lg_untaken_cap:
+                    # the cap was what held the pool: its waiters may now have room (else they wait on
+                    # the entries until return, which a take does not free)
+                    _clear_recheck(state, recheck, S_LG_POOL, S_LG_POOL)
                 lg_untaken -= 1
-                if grant_untaken:
-                    _clear_recheck(state, recheck, S_LG_POOL, S_LG_POOL)     # the pool may have room again
                 if lv == 0:
                     last_dp_global = True
                 lg_q -= 1
