@@ -609,7 +609,7 @@ def ncu_child(cubin, which):
             for B in NCU_BURSTS:
                 args = (out, cyc, np.int32(64)) if kind == "lds" else (g, out, cyc, np.int32(64))
                 launches.append((f"burst_{kind}_{B}", 32, args))
-    elif which == "qwarps":
+    elif which in ("qwarps", "qwlsu"):      # (qwlsu: the same launches, other metrics)
         g = cp.arange(64 * 32 * 32 + 2048, dtype=cp.uint32)
         out = cp.zeros(1024, dtype=cp.uint32)
         cyc = cp.zeros(32 * 64 * 2, dtype=cp.int64)
@@ -682,6 +682,17 @@ def bench_queue_ncu(b: Bench, cubin, work: Path, only=None):
                     "(mio_throttle / lg_throttle) and the data (short / long_scoreboard) as the warps grow",
                     "one launch of each burst kernel (one CTA of 4-32 warps, 64 bursts of B loads) after an "
                     "unprofiled one", "ratio (per issue)", f"{SRC}:burst_*")
+        return
+    if only and "queue_warps_lsu" in only:
+        # the same launches with the LSU pipe's pending loads and latencies (gpusim.hw.breakdown --family lsu)
+        from gpusim.hw.breakdown import LSU_METRICS
+        _ncu_record(b, cubin, work, "qwlsu", BURST_NCU_METRICS + LSU_METRICS + ["sm__cycles_active.max"],
+                    [f"burst_{k}_{B} ({w} warps)" for k, w, B in QW_NCU], "queue_warps_lsu_ncu",
+                    "how many shared / global loads queue_warps' bursts hold in the LSU pipe (pending per cycle, "
+                    "sm__inst_pending_pipe_lsu_*) and their latency from issue to retirement, as the warps grow",
+                    "one launch of each burst kernel (one CTA of 4-32 warps, 64 bursts of B loads) after an "
+                    "unprofiled one; the one SM's pending per cycle is sm__inst_pending_*.max / sm__cycles_active.max",
+                    "as named", f"{SRC}:burst_*")
         return
     if only and "lds_bursts_order" in only:
         _ncu_record(b, cubin, work, "stamps", BURST_NCU_METRICS + [ncu_mod.stall_metric(r) for r in (
