@@ -42,6 +42,8 @@ class TimingResult:
     # first cycle, end cycle (exclusive), the lowered row it waited at (trace_row maps it to the trace), in
     # the order they end; the selected cycles are the issue events
     state_log: np.ndarray = field(default_factory=lambda: np.zeros((0, 5), np.int64))
+    # the cycle each lowered row's result is available (a load's: its data returned to the registers)
+    ready_cycle: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
 
     def warp_metrics(self, i: int) -> dict:
         """The ncu ratios for warp i alone (its cycles per its issued instructions)."""
@@ -77,7 +79,7 @@ def run_lowered(lw: Lowered, arch: GPU, log_states: int = 0) -> TimingResult:
     log = np.zeros((log_states, 5), np.int64) if log_states > 0 else np.zeros(1, np.int64)
     groups = bool(log_states == 0 and lw.params[E.P_POLICY] in (E.POLICY_GTO, E.POLICY_GTY)
                   and np.diff(lw.smsp_start).max(initial=0) >= GROUPS_FROM_WARPS_PER_SMSP)
-    cycles, counts, issue_cycle, finish, ctr, op_counts, lat_counts, n_log = E.run(
+    cycles, counts, issue_cycle, finish, ctr, op_counts, lat_counts, n_log, ready = E.run(
         lw.warp_start, lw.warp_smsp, lw.warp_cta, lw.cta_warp_start, lw.smsp_warps, lw.smsp_start,
         lw.rows, lw.line_id, lw.params, lw.rb_wait, lw.provider, len(lw.opcodes), log,
         E.GROUPS_ON if groups else E.GROUPS_OFF)
@@ -121,6 +123,13 @@ def run_lowered(lw: Lowered, arch: GPU, log_states: int = 0) -> TimingResult:
     }
     for k, name in enumerate(STATES):
         m[stall_metric(name)] = state_cycles[name] / n
+    # shared / global loads from issue to retirement (their data in the registers), as ncu counts the LSU
+    # pipe's: average latency, and loads pending per cycle (its sm__inst_pending_* over the active cycles)
+    cls = lw.rows[:, E.R_CLS]
+    for name, c in (("shared", E.C_LDS), ("lg", E.C_LDG)):
+        lat = (ready[cls == c] - issue_cycle[cls == c]).astype(np.float64)
+        m[f"sm__average_inst_latency_pipe_lsu_mem_{name}_cmd_read.ratio"] = float(lat.mean()) if lat.size else 0.0
+        m[f"sm__inst_pending_pipe_lsu_mem_{name}_cmd_read.avg.per_cycle_active"] = float(lat.sum()) / max(cycles, 1)
     if not_issued:
         m.update(not_issued_metrics(not_issued, state_cycles))
     notes = []
@@ -133,7 +142,7 @@ def run_lowered(lw: Lowered, arch: GPU, log_states: int = 0) -> TimingResult:
     log[log[:, 1] == E.S_MIO_POOL, 1] = STATES.index("mio_throttle")
     log[log[:, 1] == E.S_LG_POOL, 1] = STATES.index("lg_throttle")
     return TimingResult(cycles, n, state_cycles, counts, warps, np.diff(lw.warp_start), finish, issue_cycle,
-                        lw.trace_row, lw.row_warp, m, by_op, notes, not_issued, log)
+                        lw.trace_row, lw.row_warp, m, by_op, notes, not_issued, log, ready)
 
 
 def simulate_sm(trace: Trace, arch: str | GPU = "h200", ctas=None, *, policy: str = "gty",

@@ -250,7 +250,8 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
         rows, line_id, params, rb_wait, provider, n_ops, log, groups):
     """Simulate; returns (cycles, state_cycles[warp, state], issue_cycle[row], finish[warp], counters,
     op_state_cycles[opcode id, state], latency_state_cycles[warp, state]: the state cycles in which the
-    warp's SMSP issued nothing and held no warp at dispatch, the number of stall intervals kept in log).
+    warp's SMSP issued nothing and held no warp at dispatch, the number of stall intervals kept in log,
+    ready[row]: when each row's result is available, for a load when its data returned).
     rows: (n, ROW_STRIDE) int32, the R_* fields of each row (pack_rows). rb_wait: per row, the memory
     row whose pipe-take (register read, ptxas's read barrier) it waits for, -1 none. provider: per L1-hit
     global load, the cache model's miss that brings its line in (lower.fill_providers), -1 none. n_ops: the
@@ -1178,4 +1179,4 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
     for w in range(n_warps):
         if finish[w] > cycles:
             cycles = finish[w]
-    return cycles, counts, issue_cycle, finish, counters, op_counts, lat_counts, n_log
+    return cycles, counts, issue_cycle, finish, counters, op_counts, lat_counts, n_log, ready

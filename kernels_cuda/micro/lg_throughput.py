@@ -31,7 +31,7 @@ BASE_METRICS = [
 ]
 
 
-def run_on_gpu(out: Path):
+def run_on_gpu(out: Path, lsu: bool = False):
     here = Path(__file__).resolve().parent
     sys.path.insert(0, str(here.parents[1]))
     from gpusim.hw.ncu import find_ncu
@@ -47,6 +47,9 @@ def run_on_gpu(out: Path):
     names = sorted({l.split()[0] for l in q.splitlines()
                     if l.startswith("l1tex__data_pipe_lsu_wavefronts") or l.startswith("l1tex__lsu_writeback")})
     metrics = BASE_METRICS + [n + ".sum" for n in names]
+    if lsu:     # the LSU pipe's pending loads and latencies (gpusim.hw.breakdown --family lsu)
+        from gpusim.hw.breakdown import LSU_METRICS
+        metrics += [m for m in LSU_METRICS if m not in metrics]
     cmd = [ncu, "--clock-control", "none", "--kernel-name", "lg", "--csv", "--page", "raw",
            "--metrics", ",".join(metrics), str(exe), *map(str, DS)]
     p = subprocess.run(cmd, capture_output=True, text=True)
@@ -57,7 +60,7 @@ def run_on_gpu(out: Path):
         "date": utc_now(), "smi": smi_query(), "ncu": ver[-1] if ver else "", "nvcc": nv[-1] if nv else "",
         "sass_ldg": ldg, "queried_metrics": names, "ncu_stderr": p.stderr[-3000:],
         "ncu_command": " ".join(cmd[:-len(DS) - 1]) + " lg_bin " + " ".join(map(str, DS)),
-        "command": "python3 kernels_cuda/micro/lg_throughput.py --out $OUT"}))
+        "command": "python3 kernels_cuda/micro/lg_throughput.py --out $OUT" + (" --lsu" if lsu else "")}))
     exe.unlink(missing_ok=True)
     print(open(out / "lg_clock64.txt").read())
     print(p.stdout[-4000:], p.stderr[-2000:])
@@ -144,8 +147,10 @@ if __name__ == "__main__":
     ap.add_argument("--out")
     ap.add_argument("--record")
     ap.add_argument("--dest", default="traces/hw/h200/micro/lg_throughput.json")
+    ap.add_argument("--lsu", action="store_true", help="with --out: also ncu's LSU pending / latency metrics "
+                    "(record them with --dest traces/hw/h200/micro/lg_throughput_lsu.json)")
     a = ap.parse_args()
     if a.out:
-        run_on_gpu(Path(a.out))
+        run_on_gpu(Path(a.out), a.lsu)
     if a.record:
         record(Path(a.record), Path(a.dest))
