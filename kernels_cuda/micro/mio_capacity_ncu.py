@@ -2,6 +2,9 @@
 
     python3 kernels_cuda/micro/mio_capacity_ncu.py --out DIR      # on the GPU machine (nvcc, ncu)
     python3 kernels_cuda/micro/mio_capacity_ncu.py --record DIR   # here: -> traces/hw/h200/micro/mio_capacity_ncu.json
+    python3 kernels_cuda/micro/mio_capacity_ncu.py --lsu --out DIR / --lsu --record DIR
+        # the same launches with ncu's count of the loads pending in the LSU pipe and their latency
+        # (gpusim.hw.breakdown.LSU_METRICS) -> traces/hw/h200/micro/mio_capacity_lsu_ncu.json
 
 The binary is kernels_cuda/micro/mio_capacity.cu as mio_capacity.py builds it; every launch of its cap<>
 kernels runs under ncu (each configuration launches twice; the record keeps the second, the first warms
@@ -32,6 +35,10 @@ STATES = ("mio_throttle", "short_scoreboard", "wait", "not_selected", "selected"
 METRICS = ["smsp__inst_executed.sum", "sm__cycles_elapsed.max", "smsp__average_warp_latency_per_inst_issued.ratio",
            "smsp__sass_inst_executed_op_shared_ld.sum"] + [ncu_mod.stall_metric(s) for s in STATES]
 KERNEL_RE = re.compile(r"cap<(\d+), (\d+), (\d+)>")
+LSU = "--lsu" in sys.argv
+if LSU:
+    from gpusim.hw.breakdown import LSU_METRICS  # noqa: E402
+    METRICS += [m for m in LSU_METRICS + ["sm__cycles_active.max"] if m not in METRICS]
 
 
 def ncu_command(ncu: str, exe: Path, mask: str, report: Path) -> list[str]:
@@ -47,7 +54,8 @@ def run_on_gpu(out: Path):
     if not ncu:
         raise SystemExit("no ncu on this machine")
     exe = nvcc_build(HERE / "mio_capacity.cu", out / "mio_ncu_bin")
-    (out / "mio_ncu_prov.json").write_text(json.dumps(gpu_provenance("mio_capacity_ncu.py", ncu)))
+    (out / "mio_ncu_prov.json").write_text(json.dumps(gpu_provenance("mio_capacity_ncu.py" + (" --lsu" if LSU else ""),
+                                                                     ncu)))
     for mask in sorted(MASKS, key=lambda m: m != "0xf"):     # the layout in question first
         rep = out / f"mio_ncu_{mask}"
         r = subprocess.run(ncu_command(ncu, exe, mask, rep), capture_output=True, text=True, timeout=500)
@@ -92,7 +100,10 @@ def record(dir_: Path, dest: Path):
     rec = {
         "schema": "gpusim.hw.micro/1", "bench": "mio_capacity_ncu",
         "what": "ncu's warp states (per issued instruction) of the mio_capacity bursts, by warp layout and load kind: "
-                "what a wait for the SM-wide shared-load path is called",
+                "what a wait for the SM-wide shared-load path is called"
+                + ("; with ncu's count of the shared loads pending in the LSU pipe (sm__inst_pending_pipe_lsu_*, "
+                   "summed over cycles: divide by sm__cycles_active.max) and their latency from issue to "
+                   "retirement" if LSU else ""),
         "how": "kernels_cuda/micro/mio_capacity.cu built as for mio_capacity.json; every cap<> launch under ncu "
                f"--clock-control {ncu_mod.CLOCK_CONTROL} --cache-control {ncu_mod.CACHE_CONTROL} --replay-mode "
                f"{ncu_mod.REPLAY_MODE}; each configuration launches twice, the second is kept; ratios are over the "
@@ -112,4 +123,5 @@ def record(dir_: Path, dest: Path):
 
 
 if __name__ == "__main__":
-    out_or_record(run_on_gpu, record, "mio_capacity_ncu.json")
+    out_or_record(run_on_gpu, record, "mio_capacity_lsu_ncu.json" if LSU else "mio_capacity_ncu.json",
+                  [a for a in sys.argv[1:] if a != "--lsu"])
