@@ -569,6 +569,10 @@ FMA_KIND_NCU = [(k, 1024) for k, _, _ in FMA_KINDS]
 
 QW_WARPS = (1, 2, 4, 8, 16, 32)
 QW_NCU = [(k, w, B) for k in ("ldg", "lds") for w in (4, 8, 16, 32) for B in (8, 16, 32)]
+# l2_loaded: read_bw's .cg float4 loads (4 in flight per thread) by 4-64 warps per SM (CTAs of 4 warps), over
+# a 16 MiB buffer (L2-resident: 32 passes, the first after ncu's cache flush from DRAM) and a 2 GiB one (DRAM: 1 pass)
+L2LOAD_WARPS = (4, 8, 16, 32, 64)
+L2LOAD_BUFFERS = ((16, 32), (2048, 1))
 
 
 def bench_queue_warps(b: Bench):
@@ -616,6 +620,14 @@ def ncu_child(cubin, which):
         for kind, w, B in QW_NCU:
             args = (out, cyc, np.int32(64)) if kind == "lds" else (g, out, cyc, np.int32(64))
             launches.append((f"burst_{kind}_{B}", 32 * w, args))
+    elif which == "l2load":
+        sms = cp.cuda.runtime.getDeviceProperties(0)["multiProcessorCount"]
+        outf = cp.zeros(4, dtype=cp.float32)
+        for mib, reps in L2LOAD_BUFFERS:
+            n4 = mib * 2**20 // 16
+            buf = cp.ones(n4 * 4, dtype=cp.float32)
+            for w in L2LOAD_WARPS:
+                launches.append(("read_bw", 128, (buf, np.int64(n4), np.int32(reps), outf), sms * w // 4))
     elif which == "stamps":
         out = cp.zeros(1024, dtype=cp.uint32)
         st = cp.zeros(16 * 16 * 3, dtype=cp.int64)
@@ -632,12 +644,13 @@ def ncu_child(cubin, which):
             args = ((outf, cyc, np.float32(0.999), np.float32(0.001), np.int32(512)) if k.startswith("fma")
                     else (outi, cyc, np.int32(3), np.int32(1), np.int32(512)))
             launches.append((k, t, args))
-    for name, threads, args in launches:
+    for name, threads, args, *grid in launches:
         f = mod.get_function(name)
-        f((1,), (threads,), args)
+        g = (grid[0] if grid else 1,)
+        f(g, (threads,), args)
         cp.cuda.runtime.deviceSynchronize()
         start()
-        f((1,), (threads,), args)
+        f(g, (threads,), args)
         cp.cuda.runtime.deviceSynchronize()
         stop()
 
@@ -693,6 +706,19 @@ def bench_queue_ncu(b: Bench, cubin, work: Path, only=None):
                     "one launch of each burst kernel (one CTA of 4-32 warps, 64 bursts of B loads) after an "
                     "unprofiled one; the one SM's pending per cycle is sm__inst_pending_*.max / sm__cycles_active.max",
                     "as named", f"{SRC}:burst_*")
+        return
+    if only and "l2_loaded" in only:
+        from gpusim.hw.breakdown import LSU_METRICS
+        _ncu_record(b, cubin, work, "l2load", LSU_METRICS + [
+                        "gpu__time_duration.sum", "lts__t_sectors_srcunit_tex_op_read.sum",
+                        "lts__t_sector_op_read_hit_rate.pct", "dram__bytes_read.sum",
+                        "l1tex__m_xbar2l1tex_read_bytes.sum"],
+                    [f"read_bw {mib} MiB ({w} warps/SM)" for mib, _ in L2LOAD_BUFFERS for w in L2LOAD_WARPS],
+                    "l2_loaded_ncu",
+                    "global-load latency under load: read_bw's L2-resident (16 MiB) and DRAM (2 GiB) streams by 4-64 "
+                    "warps per SM, with ncu's loads pending in the LSU pipe and their latency from issue to retirement",
+                    "one launch of each configuration (132 x warps/4 CTAs of 128 threads) after an unprofiled one",
+                    "as named", f"{SRC}:read_bw")
         return
     if only and "lds_bursts_order" in only:
         _ncu_record(b, cubin, work, "stamps", BURST_NCU_METRICS + [ncu_mod.stall_metric(r) for r in (
