@@ -76,9 +76,11 @@ class GPU:
     # [M] micro/lg_queue_depth.json: one warp stalls with 36.9 LDG in flight, four warps with 23.3 each
     lg_queue_depth: int = 36                # [M] instructions per SMSP (micro/lg_queue_depth.json)
     lg_sm_queue_depth: int = 92             # [M] all SMSPs together (micro/lg_queue_depth.json)
-    # [M] micro/queue_warps_ncu.json's LDG rows (4-32 warps, bursts of 8-32 32-line L1 hits): the SM
-    # holds at most 64 global instructions L1TEX has not taken, beside the 92 entries until return
-    # (tests/timing/test_queue_warps.py); 0 = no such cap
+    # [M] ncu's count of the loads pending in the LSU pipe: with L1 hits the SM holds at most 64-66
+    # global loads (micro/queue_warps_lsu_ncu.json, lg_throughput_lsu.json), with misses many more
+    # (traces/hw/h200/lsu/: coalesced 236), so: at most 64 global instructions L1TEX has not taken,
+    # beside the 92 entries until return; 64 of 56-72 on micro/queue_warps_ncu.json's LDG rows
+    # (tests/timing/test_queue_warps.py, test_queue_bursts.py); 0 = no such cap
     lg_sm_untaken_depth: int = 64
     l2_to_l1_bytes_per_sm_cycle: int = 128  # [M] ncu peak, HARDWARE.md s.2
     # [M] micro/barrier_cost.json: 14.16 / 16.16 / 20.16 / 28.16 / 44.17 / 76.17 cycles per barrier
