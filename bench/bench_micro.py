@@ -30,7 +30,8 @@ queue_warps_ncu.json: mio_queue_depth's / lg_queue_depth's bursts by 4-32 warps 
   tests/timing/test_queue_warps.py) and the kernel's cycles; then lg_throughput.json's 64 warps of
   L1-hit loads (its loop as a hand trace: 8 LDG, their sum), how the wait splits between the LG queue
   and the data (long_scoreboard / lg_throttle, a ratio that does not depend on the instruction count),
-  without and with the read barriers of its SASS (micro/lg_throughput.sass).
+  without and with the read barriers of its SASS (micro/lg_throughput.sass), and the loads pending in
+  the LSU pipe and their latency beside ncu's count of them (micro/lg_throughput_lsu.json).
 Usage: python bench/bench_micro.py [--only lds|l2|tile|wide|mio|phase|dot|barrier|queue]
 """
 import argparse
@@ -293,31 +294,29 @@ def lg_loop_read_barriers():
 
 
 def lg_split():
-    from tests.timing.hand_trace import HandTrace
+    from tests.timing.test_queue_bursts import lg_loop
     rec = json.loads((MICRO / "lg_throughput.json").read_text())
+    lsu = {r["distinct_lines_per_request"]: r["ncu"]
+           for r in json.loads((MICRO / "lg_throughput_lsu.json").read_text())["details"]["rows"]}
+    pend, lat = "sm__inst_pending_pipe_lsu_mem_lg_cmd_read.avg.per_cycle_active", \
+        "sm__average_inst_latency_pipe_lsu_mem_lg_cmd_read.ratio"
     n_mem, pairs = lg_loop_read_barriers()
     print(f"\nlg_throughput (64 warps, L1 hits): long_scoreboard / lg_throttle, H200 vs engine without / with "
-          f"the SASS's read barriers {pairs}")
+          f"the SASS's read barriers {pairs}; then the loads pending per SM cycle and their latency "
+          f"(lg_throughput_lsu.json), H200 / engine")
     for r in rec["details"]["rows"]:
         D = r["distinct_lines_per_request"]
         if D < 4:
             continue
-        ht = HandTrace()
-        for w in range(64):
-            add = ht.warp(w % 32, cta=w // 32)
-            acc = add("MOV")
-            for _ in range(32):
-                v = [add("LDG.E", srcs=(add("IADD3"),), sec=D, lines=D) for _ in range(8)]
-                for x in v:
-                    acc = add("FADD", srcs=(x, acc))
-                add("IADD3"), add("ISETP.NE.AND"), add("BRA")
-            add("EXIT")
-        t = ht.trace()
+        t = lg_loop(D)
         hw = r["ncu"]
         line = f"  D = {D:2d} lines: H200 {hw[ncu_stall('long_scoreboard')] / hw[ncu_stall('lg_throttle')]:.2f}"
         for rb in (None, [(("LDG.E",) * n_mem, pairs)]):
             res = simulate_sm(t, H200, global_level=np.full(len(t), LEVEL_L1, np.int8), read_barriers=rb)
             line += f"   engine {res.state_cycles['long_scoreboard'] / max(res.state_cycles['lg_throttle'], 1):.2f}"
+        if D in lsu:
+            line += (f"   pending {lsu[D][pend]:.1f} / {res.metrics[pend]:.1f}"
+                     f"   latency {lsu[D][lat]:.0f} / {res.metrics[lat]:.0f}")
         print(line)
 
 

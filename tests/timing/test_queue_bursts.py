@@ -193,7 +193,7 @@ def test_many_warps_reach_the_measured_shared_pipe_rate(wavefronts):
         rec["details"][key]["wavefronts_per_cycle_per_sm"], rel=0.02)
 
 
-def _lg_loop(D: int) -> Trace:
+def lg_loop(D: int) -> Trace:
     """lg_throughput.cu's loop as bench/bench_micro.py traces it: 64 warps (2 CTAs) of 32 trips of 8
     independent D-line L1-hit LDG, then their sum."""
     ht = HandTrace()
@@ -218,7 +218,7 @@ def test_the_sm_holds_as_many_l1_hit_loads_as_the_h200(D):
     row = next(r for r in record("lg_throughput_lsu")["details"]["rows"] if r["distinct_lines_per_request"] == D)
     pend, lat = "sm__inst_pending_pipe_lsu_mem_lg_cmd_read.avg.per_cycle_active", \
         "sm__average_inst_latency_pipe_lsu_mem_lg_cmd_read.ratio"
-    t = _lg_loop(D)
+    t = lg_loop(D)
     res = simulate_sm(t, H200, global_level=np.full(len(t), LEVEL_L1, np.int8))
     assert res.metrics[pend] == pytest.approx(row["ncu"][pend], rel=0.12)
     assert res.metrics[lat] == pytest.approx(row["ncu"][lat], rel=0.12)
