@@ -154,7 +154,9 @@ class GPU:
     # 1.18-1.29 where ncu has 0.66-0.81, reading an SMSP's 6 oldest untaken memory instructions gives
     # 0.67-0.75; micro/queue_warps_ncu.json's stamp stores behind 2-8 warps per SMSP of shared loads then
     # wait 0.85-1.09 times as long as on the H200 (1.3-1.6 read at the take): the LSU queue reads the
-    # registers of its first 6 entries (the in-order queue above; 0: each when its pipe takes it)
+    # registers of its first 6 entries (the in-order queue above; 0: each when its pipe takes it).
+    # Since the LG cap on untaken loads (lg_sm_untaken_depth) the lg_throughput split is 0.33-0.37 with 6
+    # (0.55-0.61 with 0, where the stamp stores wait 1.27-1.63x): the read-ahead now rests on queue_warps
     lsu_queue_read_ahead: int = 6           # [M] instructions per SMSP
     # [M] micro/mio_queue_depth.json one warp: bursts of 32 / 40 / 48 / 64 LDS issue at 151 / 663 /
     # 1175 / 2199 cycles: the 32nd waits for the 2nd load's DATA (start 65 + 62 + 23 = 150), then one

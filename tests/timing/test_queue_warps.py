@@ -11,8 +11,8 @@ instruction of its SMSP is queued), 14-31 with 2-8 per SMSP (it waits behind the
 loads of its SMSP). The engine takes these facts from here: an SMSP's MIO and LG queues leave in issue
 order, the data pipe's shared and global clients take turns, and the queue reads the registers of
 its 6 oldest untaken instructions (GPU.lsu_queue_in_order, data_pipe_clients_take_turns,
-lsu_queue_read_ahead; the read-ahead also from micro/lg_throughput.json, bench/bench_micro.py --only
-queue). Before, the older request went first SM-wide and these stores waited behind every SMSP's
+lsu_queue_read_ahead; the read-ahead also fitted micro/lg_throughput.json's wait split until the LG cap
+below, which halves that split: bench/bench_micro.py --only queue). Before, the older request went first SM-wide and these stores waited behind every SMSP's
 shared loads: 13-15 per issue with one warp per SMSP; with the in-order queue but registers read only
 when the pipe takes the store, 1.3-1.6 times the H200's wait with 2-8 warps per SMSP.
 
