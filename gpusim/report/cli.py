@@ -64,6 +64,9 @@ def cmd_run(a):
                                # ncu's value of every metric the output has under the same name
                                "metrics": {k: v for k, v in rec.metrics.items()
                                            if k in out["metrics"] or k in out.get("timing_metrics", {})}}
+            lsu = render.lsu_record(r)
+            if lsu:     # ncu's count of the loads in the LSU pipe for this launch (traces/hw/h200/lsu/)
+                out.setdefault("h200", {})["lsu"] = {k: v for k, v in lsu.items() if k in out["lsu_window"]}
         if window is not None:
             out["timeline"] = {"path": str(path), "window": window.describe(), **shown}
         print(json.dumps(out, indent=1))

@@ -211,6 +211,16 @@ def print_prediction(p, r=None):
             ("dram__bytes_read.sum", "byte", m.get("dram__bytes_read.sum")),
             ("gpusim__dram_read_gbps", "GB/s", m.get("gpusim__dram_read_gbps")),
         ], ncu)
+    # the loads in the LSU pipe, as ncu counts them (the engine's timed window: the first round, its K
+    # loops cut to the first window), beside the H200's where traces/hw/h200/lsu/ has this launch
+    win = p.rounds[0].timing.metrics if p.rounds else {}
+    lsu_rows = [(f"sm__{what}_pipe_lsu_mem_{c}_cmd_read.{suffix}", unit, win.get(f"sm__{what}_pipe_lsu_mem_{c}_cmd_read.{suffix}"))
+                for c in ("shared", "lg")
+                for what, suffix, unit in (("inst_pending", "avg.per_cycle_active", "inst"),
+                                           ("average_inst_latency", "ratio", "cycle"))]
+    if any(v for _, _, v in lsu_rows):
+        _metric_table("LSU pipe: loads from issue to retirement (predicted: the timed window)", lsu_rows,
+                      lsu_record(r) if r is not None else {})
     total = m["smsp__average_warp_latency_per_inst_issued.ratio"]
     wl = "smsp__average_warp_latency_per_inst_issued.ratio"
     st = Table(title=f"Warp State Statistics: {wl} = {total:.2f}"
@@ -245,6 +255,18 @@ def print_prediction(p, r=None):
     _print_stall_sites(p)
     for note in p.notes:
         console.print(f"[dim]note: {note}[/dim]")
+
+
+def lsu_record(r) -> dict:
+    """ncu's LSU-pipe figures of this very launch (traces/hw/h200/lsu/, `gpusim.hw.breakdown --family
+    lsu`: ladder kernels at their default parameters, square sizes), or {}."""
+    import json
+    from gpusim.kernel.spec import get_kernel
+    from gpusim.report.records import device_dir
+    if r.arch.lower() != "h200" or not (r.M == r.N == r.K) or r.params != dict(get_kernel(r.kernel).params):
+        return {}
+    path = device_dir("h200") / "lsu" / f"lsu_{r.kernel}_{r.M}.json"
+    return json.loads(path.read_text())["metrics"] if path.exists() else {}
 
 
 def h200_record(r):

@@ -111,6 +111,9 @@ class Prediction:
                 "timing_metrics": self.metrics,
                 "rounds": [{"resident_ctas": r.ctas, "count": r.count, "trips": r.trips,
                             "cycles": r.cycles, "cycles_per_trip": r.per_trip} for r in self.rounds],
+                # the loads in the LSU pipe as ncu counts them, in the engine's first timed window
+                "lsu_window": {k: v for k, v in (self.rounds[0].timing.metrics if self.rounds else {}).items()
+                               if "_pipe_lsu_mem_" in k and k.startswith("sm__")},
                 "windows": list(self.windows), "memory_levels": self.memory_levels, "notes": self.notes}
 
 
