@@ -11,7 +11,6 @@ bench_timing.py's stall columns; the ladder is the validation set, so nothing is
 Usage: python bench/bench_lsu.py [--size 4096] [--kernels a,b]
 """
 import argparse
-import json
 import sys
 from pathlib import Path
 
@@ -19,11 +18,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))     # this checkout
 
 import gpusim  # noqa: E402
 from gpusim.kernel import LADDER  # noqa: E402
+from gpusim.report.render import lsu_record  # noqa: E402
+from gpusim.timing import LSU_PENDING as PEND, LSU_LATENCY as LAT  # noqa: E402
 from gpusim.timing.kernel_time import predict  # noqa: E402
-
-LSU = Path(__file__).resolve().parents[1] / "traces" / "hw" / "h200" / "lsu"
-PEND = "sm__inst_pending_pipe_lsu_mem_{}_cmd_read.avg.per_cycle_active"
-LAT = "sm__average_inst_latency_pipe_lsu_mem_{}_cmd_read.ratio"
 
 
 def main():
@@ -35,12 +32,12 @@ def main():
     print(f"{'kernel':11s} {'H200':>11s} {'sim':>10s} {'H200':>8s} {'sim':>7s}   {'H200':>11s} {'sim':>10s} "
           f"{'H200':>8s} {'sim':>7s}")
     for k in a.kernels.split(","):
-        path = LSU / f"lsu_{k}_{a.size}.json"
-        if not path.exists():
-            print(f"{k:11s} (no record {path.name})")
+        r = gpusim.simulate(k, a.size, keep_trace=True)
+        hw = lsu_record(r)
+        if not hw:
+            print(f"{k:11s} (no record traces/hw/h200/lsu/lsu_{k}_{a.size}.json)")
             continue
-        hw = json.loads(path.read_text())["metrics"]
-        sim = predict(gpusim.simulate(k, a.size, keep_trace=True)).rounds[0].timing.metrics
+        sim = predict(r).rounds[0].timing.metrics
         cols = []
         for c in ("shared", "lg"):
             cols.append(f"{hw.get(PEND.format(c), 0):11.1f} {sim[PEND.format(c)]:10.1f} "

@@ -168,7 +168,7 @@ def print_prediction(p, r=None):
     """The whole-kernel prediction in Nsight Compute's sections: GPU Speed Of Light, Occupancy,
     Memory Workload Analysis (cache model), Warp State Statistics."""
     from gpusim.report.stall_sites import not_issued_split
-    from gpusim.timing import not_issued_metric
+    from gpusim.timing import LSU_METRIC_NAMES, not_issued_metric
     from gpusim.timing.states import STATES, stall_metric
     m = p.metrics
     console.print(f"[bold]predicted time {p.time_ms:.4f} ms[/bold]  ({p.cycles:,.0f} cycles = sm__cycles_elapsed.avg, "
@@ -214,10 +214,7 @@ def print_prediction(p, r=None):
     # the loads in the LSU pipe, as ncu counts them (the engine's timed window: the first round, its K
     # loops cut to the first window), beside the H200's where traces/hw/h200/lsu/ has this launch
     win = p.rounds[0].timing.metrics if p.rounds else {}
-    lsu_rows = [(f"sm__{what}_pipe_lsu_mem_{c}_cmd_read.{suffix}", unit, win.get(f"sm__{what}_pipe_lsu_mem_{c}_cmd_read.{suffix}"))
-                for c in ("shared", "lg")
-                for what, suffix, unit in (("inst_pending", "avg.per_cycle_active", "inst"),
-                                           ("average_inst_latency", "ratio", "cycle"))]
+    lsu_rows = [(k, "cycle" if k.endswith(".ratio") else "inst", win.get(k)) for k in LSU_METRIC_NAMES]
     if any(v for _, _, v in lsu_rows):
         _metric_table("LSU pipe: loads from issue to retirement (predicted: the timed window)", lsu_rows,
                       lsu_record(r) if r is not None else {})

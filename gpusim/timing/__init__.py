@@ -50,6 +50,13 @@ class TimingResult:
         return warp_ratios(self.warp_retire[i], self.warp_issued[i], self.warp_state_cycles[i])
 
 
+# ncu's names for the loads in the LSU pipe (format with "shared" or "lg"): loads pending per SM cycle from
+# issue to retirement, and their average latency; the engine reports both for its windows (run_lowered)
+LSU_PENDING = "sm__inst_pending_pipe_lsu_mem_{}_cmd_read.avg.per_cycle_active"
+LSU_LATENCY = "sm__average_inst_latency_pipe_lsu_mem_{}_cmd_read.ratio"
+LSU_METRIC_NAMES = tuple(f.format(c) for c in ("shared", "lg") for f in (LSU_PENDING, LSU_LATENCY))
+
+
 def not_issued_metric(state: str) -> str:
     """The share of a state's warp-cycles in which the warp's SMSP issued nothing, in percent: what ncu's
     PC sampling calls its not-issued samples of that reason over all its samples."""
@@ -128,8 +135,8 @@ def run_lowered(lw: Lowered, arch: GPU, log_states: int = 0) -> TimingResult:
     cls = lw.rows[:, E.R_CLS]
     for name, c in (("shared", E.C_LDS), ("lg", E.C_LDG)):
         lat = (ready[cls == c] - issue_cycle[cls == c]).astype(np.float64)
-        m[f"sm__average_inst_latency_pipe_lsu_mem_{name}_cmd_read.ratio"] = float(lat.mean()) if lat.size else 0.0
-        m[f"sm__inst_pending_pipe_lsu_mem_{name}_cmd_read.avg.per_cycle_active"] = float(lat.sum()) / max(cycles, 1)
+        m[LSU_LATENCY.format(name)] = float(lat.mean()) if lat.size else 0.0
+        m[LSU_PENDING.format(name)] = float(lat.sum()) / max(cycles, 1)
     if not_issued:
         m.update(not_issued_metrics(not_issued, state_cycles))
     notes = []
@@ -173,4 +180,5 @@ def simulate_sm(trace: Trace, arch: str | GPU = "h200", ctas=None, *, policy: st
 
 
 __all__ = ["simulate_sm", "TimingResult", "lower", "Lowered", "run_lowered", "STATES", "N_STATES",
+           "LSU_PENDING", "LSU_LATENCY", "LSU_METRIC_NAMES",
            "not_issued_metric", "not_issued_metrics", "stall_metric", "LEVEL_L1", "LEVEL_L2", "LEVEL_DRAM"]

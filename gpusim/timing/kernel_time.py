@@ -47,7 +47,7 @@ from gpusim.errors import GpusimError
 from gpusim.estimate.simulate import allocate, run_cta
 from gpusim.kernel.context import Sampler
 from gpusim.kernel.spec import get_kernel
-from gpusim.timing import simulate_sm, TimingResult, not_issued_metrics
+from gpusim.timing import simulate_sm, TimingResult, not_issued_metrics, LSU_METRIC_NAMES
 from gpusim.timing.control_codes import global_scoreboards, read_barrier_table, scoreboard_table, stall_table
 from gpusim.timing.states import STATES, stall_metric
 from gpusim.trace.trace import Trace
@@ -112,8 +112,7 @@ class Prediction:
                 "rounds": [{"resident_ctas": r.ctas, "count": r.count, "trips": r.trips,
                             "cycles": r.cycles, "cycles_per_trip": r.per_trip} for r in self.rounds],
                 # the loads in the LSU pipe as ncu counts them, in the engine's first timed window
-                "lsu_window": {k: v for k, v in (self.rounds[0].timing.metrics if self.rounds else {}).items()
-                               if "_pipe_lsu_mem_" in k and k.startswith("sm__")},
+                "lsu_window": {k: self.rounds[0].timing.metrics[k] for k in LSU_METRIC_NAMES} if self.rounds else {},
                 "windows": list(self.windows), "memory_levels": self.memory_levels, "notes": self.notes}
 
 
