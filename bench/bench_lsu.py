@@ -4,7 +4,8 @@ For every ladder kernel (traces/hw/h200/lsu/lsu_<kernel>_<size>.json, `gpusim.hw
 shared (LDS) and global (LDG) loads pending per SM cycle from issue to retirement
 (sm__inst_pending_pipe_lsu_mem_*_cmd_read.avg.per_cycle_active) and their average latency
 (sm__average_inst_latency_pipe_lsu_mem_*_cmd_read.ratio), beside the same two figures of the engine's
-timed window (the prediction's first round, its K loops cut to 8 trips: kernel_time.predict). By
+prediction over the whole kernel (extrapolated from its two timed windows like the warp states,
+kernel_time.predict). By
 Little's law pending = rate x latency, so a kernel the engine times right can still hold too few loads
 for too short a time (its warps then wait to issue rather than on the data). A diagnosis beside
 bench_timing.py's stall columns; the ladder is the validation set, so nothing is fitted to it.
@@ -37,7 +38,7 @@ def main():
         if not hw:
             print(f"{k:11s} (no record traces/hw/h200/lsu/lsu_{k}_{a.size}.json)")
             continue
-        sim = predict(r).rounds[0].timing.metrics
+        sim = predict(r).metrics
         cols = []
         for c in ("shared", "lg"):
             cols.append(f"{hw.get(PEND.format(c), 0):11.1f} {sim[PEND.format(c)]:10.1f} "

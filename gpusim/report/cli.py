@@ -66,7 +66,7 @@ def cmd_run(a):
                                            if k in out["metrics"] or k in out.get("timing_metrics", {})}}
             lsu = render.lsu_record(r)
             if lsu:     # ncu's count of the loads in the LSU pipe for this launch (traces/hw/h200/lsu/)
-                out.setdefault("h200", {})["lsu"] = {k: v for k, v in lsu.items() if k in out["lsu_window"]}
+                out.setdefault("h200", {})["lsu"] = {k: v for k, v in lsu.items() if k in out["lsu"]}
         if window is not None:
             out["timeline"] = {"path": str(path), "window": window.describe(), **shown}
         print(json.dumps(out, indent=1))

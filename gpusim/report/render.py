@@ -211,12 +211,11 @@ def print_prediction(p, r=None):
             ("dram__bytes_read.sum", "byte", m.get("dram__bytes_read.sum")),
             ("gpusim__dram_read_gbps", "GB/s", m.get("gpusim__dram_read_gbps")),
         ], ncu)
-    # the loads in the LSU pipe, as ncu counts them (the engine's timed window: the first round, its K
-    # loops cut to the first window), beside the H200's where traces/hw/h200/lsu/ has this launch
-    win = p.rounds[0].timing.metrics if p.rounds else {}
-    lsu_rows = [(k, "cycle" if k.endswith(".ratio") else "inst", win.get(k)) for k in LSU_METRIC_NAMES]
+    # the loads in the LSU pipe over the whole kernel, as ncu counts them (extrapolated from the two
+    # windows like the warp states), beside the H200's where traces/hw/h200/lsu/ has this launch
+    lsu_rows = [(k, "cycle" if k.endswith(".ratio") else "inst", m.get(k)) for k in LSU_METRIC_NAMES]
     if any(v for _, _, v in lsu_rows):
-        _metric_table("LSU pipe: loads from issue to retirement (predicted: the timed window)", lsu_rows,
+        _metric_table("LSU pipe: loads from issue to retirement (predicted)", lsu_rows,
                       lsu_record(r) if r is not None else {})
     total = m["smsp__average_warp_latency_per_inst_issued.ratio"]
     wl = "smsp__average_warp_latency_per_inst_issued.ratio"

@@ -55,6 +55,7 @@ class TimingResult:
 LSU_PENDING = "sm__inst_pending_pipe_lsu_mem_{}_cmd_read.avg.per_cycle_active"
 LSU_LATENCY = "sm__average_inst_latency_pipe_lsu_mem_{}_cmd_read.ratio"
 LSU_METRIC_NAMES = tuple(f.format(c) for c in ("shared", "lg") for f in (LSU_PENDING, LSU_LATENCY))
+LSU_SUMS = {c: (f"gpusim__lsu_{c}_latency_cycles.sum", f"gpusim__lsu_{c}_loads.sum") for c in ("shared", "lg")}
 
 
 def not_issued_metric(state: str) -> str:
@@ -137,6 +138,8 @@ def run_lowered(lw: Lowered, arch: GPU, log_states: int = 0) -> TimingResult:
         lat = (ready[cls == c] - issue_cycle[cls == c]).astype(np.float64)
         m[LSU_LATENCY.format(name)] = float(lat.mean()) if lat.size else 0.0
         m[LSU_PENDING.format(name)] = float(lat.sum()) / max(cycles, 1)
+        # the raw sums, for the whole-kernel figures the prediction extrapolates from its two windows
+        m[LSU_SUMS[name][0]], m[LSU_SUMS[name][1]] = float(lat.sum()), int(lat.size)
     if not_issued:
         m.update(not_issued_metrics(not_issued, state_cycles))
     notes = []
@@ -180,5 +183,5 @@ def simulate_sm(trace: Trace, arch: str | GPU = "h200", ctas=None, *, policy: st
 
 
 __all__ = ["simulate_sm", "TimingResult", "lower", "Lowered", "run_lowered", "STATES", "N_STATES",
-           "LSU_PENDING", "LSU_LATENCY", "LSU_METRIC_NAMES",
+           "LSU_PENDING", "LSU_LATENCY", "LSU_METRIC_NAMES", "LSU_SUMS",
            "not_issued_metric", "not_issued_metrics", "stall_metric", "LEVEL_L1", "LEVEL_L2", "LEVEL_DRAM"]

@@ -47,7 +47,8 @@ from gpusim.errors import GpusimError
 from gpusim.estimate.simulate import allocate, run_cta
 from gpusim.kernel.context import Sampler
 from gpusim.kernel.spec import get_kernel
-from gpusim.timing import simulate_sm, TimingResult, not_issued_metrics, LSU_METRIC_NAMES
+from gpusim.timing import (simulate_sm, TimingResult, not_issued_metrics, LSU_METRIC_NAMES, LSU_SUMS,
+                           LSU_PENDING, LSU_LATENCY)
 from gpusim.timing.control_codes import global_scoreboards, read_barrier_table, scoreboard_table, stall_table
 from gpusim.timing.states import STATES, stall_metric
 from gpusim.trace.trace import Trace
@@ -111,8 +112,8 @@ class Prediction:
                 "timing_metrics": self.metrics,
                 "rounds": [{"resident_ctas": r.ctas, "count": r.count, "trips": r.trips,
                             "cycles": r.cycles, "cycles_per_trip": r.per_trip} for r in self.rounds],
-                # the loads in the LSU pipe as ncu counts them, in the engine's first timed window
-                "lsu_window": {k: self.rounds[0].timing.metrics[k] for k in LSU_METRIC_NAMES} if self.rounds else {},
+                # the loads in the LSU pipe as ncu counts them, over the whole kernel (busiest SM)
+                "lsu": {k: self.metrics[k] for k in LSU_METRIC_NAMES if k in self.metrics},
                 "windows": list(self.windows), "memory_levels": self.memory_levels, "notes": self.notes}
 
 
@@ -198,11 +199,13 @@ def _resident(result, gpu: GPU, r: int) -> list:
     return [(i % gx, (i // gx) % gy, i // (gx * gy)) for i in ids]
 
 
-# engine counters carried through the window extrapolation with the warp states
+# engine counters carried through the window extrapolation with the warp states (the last four: the
+# shared and global loads' summed issue-to-retirement latency and their count, LSU_SUMS)
 _BUSY = ("smsp__inst_executed_pipe_fmaheavy.sum", "smsp__inst_executed_pipe_fmalite.sum",
          "smsp__inst_executed_pipe_alu.sum", "smsp__inst_executed_pipe_xu.sum",
          "gpusim__shared_pipe_busy_cycles", "gpusim__l1tex_busy_cycles",
-         "gpusim__mio_throttle_sm_pool_cycles", "gpusim__lg_throttle_sm_pool_cycles")
+         "gpusim__mio_throttle_sm_pool_cycles", "gpusim__lg_throttle_sm_pool_cycles") + tuple(
+         k for c in ("shared", "lg") for k in LSU_SUMS[c])
 
 
 def _state_vec(t: TimingResult) -> np.ndarray:
@@ -408,6 +411,11 @@ def predict(result, arch: str | GPU | None = None, *, levels: bool = True, windo
         "gpusim__mio_throttle_sm_pool.ratio": busy[_BUSY[6]] / issued,
         "gpusim__lg_throttle_sm_pool.ratio": busy[_BUSY[7]] / issued,
     })
+    # loads in the LSU pipe over the whole kernel, as ncu counts them: pending per cycle and mean latency
+    for c in ("shared", "lg"):
+        lat, n = busy[LSU_SUMS[c][0]], busy[LSU_SUMS[c][1]]
+        m[LSU_PENDING.format(c)] = lat / cyc
+        m[LSU_LATENCY.format(c)] = lat / n if n > 0 else 0.0
     hr = getattr(levels_fn, "hit_rates", None)
     if hr:
         secs = total_cycles / (gpu.sm_clock_max_mhz * 1e6)

@@ -185,8 +185,8 @@ def test_run_of_a_recorded_non_square_launch_shows_its_h200_time(capsys):
 
 def test_run_shows_the_lsu_pipe_beside_ncus_count_of_it(capsys):
     """`gpusim run` prints the loads the engine keeps in the LSU pipe (pending per cycle and latency, under
-    ncu's names, from its timed window) and, where traces/hw/h200/lsu/ has this launch, ncu's own count
-    beside them; --json carries both (lsu_window, h200.lsu). At a size without such a record the section
+    ncu's names, over the whole kernel) and, where traces/hw/h200/lsu/ has this launch, ncu's own count
+    beside them; --json carries both (lsu, h200.lsu). At a size without such a record the section
     has no H200 column."""
     rec = json.loads(open("traces/hw/h200/lsu/lsu_regtile2d_2048.json").read())["metrics"]
     lat = "sm__average_inst_latency_pipe_lsu_mem_shared_cmd_read.ratio"
@@ -196,7 +196,7 @@ def test_run_shows_the_lsu_pipe_beside_ncus_count_of_it(capsys):
     assert main(["run", "regtile2d", "--size", "2048", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["h200"]["lsu"][lat] == rec[lat]
-    assert out["lsu_window"][lat] > 0 and set(out["h200"]["lsu"]) == set(out["lsu_window"])
+    assert out["lsu"][lat] > 0 and set(out["h200"]["lsu"]) == set(out["lsu"])
     assert main(["run", "regtile2d", "--size", "1024"]) == 0
     text = capsys.readouterr().out
     assert len(_cells(text, lat)) == 3          # metric, unit, predicted: no record of this launch
