@@ -321,6 +321,22 @@ extern "C" __global__ void read_bw(const float4 *__restrict__ p, long long n4, i
   if (acc == 1.2345e-30f) out[0] = acc;
 }
 
+// read_bw with 4-byte loads: each warp-level load touches one line (4 sectors) where read_bw's float4
+// ones touch four; 4 independent loads in flight per thread, as read_bw (l2_light: the latency of a
+// one-line request against a four-line one under the same load).
+extern "C" __global__ void read_bw_f32(const float *__restrict__ p, long long n, int reps, float *out) {
+  float acc = 0.f;
+  const long long stride = (long long)gridDim.x * blockDim.x;
+  const long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  for (int r = 0; r < reps; r++) {
+    long long i = t;
+    for (; i + 3 * stride < n; i += 4 * stride)
+      acc += (__ldcg(p + i) + __ldcg(p + i + stride)) + (__ldcg(p + i + 2 * stride) + __ldcg(p + i + 3 * stride));
+    for (; i < n; i += stride) acc += __ldcg(p + i);
+  }
+  if (acc == 1.2345e-30f) out[0] = acc;
+}
+
 // ---------------------------------------------------------------------------
 // 7. barrier cost: one CTA, 16 __syncthreads per trip, nothing else.
 

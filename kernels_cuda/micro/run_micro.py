@@ -573,6 +573,12 @@ QW_NCU = [(k, w, B) for k in ("ldg", "lds") for w in (4, 8, 16, 32) for B in (8,
 # a 16 MiB buffer (L2-resident: 32 passes, the first after ncu's cache flush from DRAM) and a 2 GiB one (DRAM: 1 pass)
 L2LOAD_WARPS = (4, 8, 16, 32, 64)
 L2LOAD_BUFFERS = ((16, 32), (2048, 1))
+# l2_light: the same streams under light chip-wide load, float4 (read_bw: 4 lines a load) and float (read_bw_f32:
+# 1 line) loads, as (warps per SM, CTA threads, SMs used): 1 and 2 warps on every SM, 4 warps on a quarter and on
+# a sixteenth of the SMs (one CTA per SM), and 4 on all of them (l2_loaded's lightest row, for reference)
+L2LIGHT_KERNELS = ("read_bw", "read_bw_f32")
+L2LIGHT_LAYOUTS = ((1, 32, 132), (2, 64, 132), (4, 128, 33), (4, 128, 8), (4, 128, 132))
+L2LIGHT_BUFFERS = ((16, 32), (2048, 1))
 
 
 def bench_queue_warps(b: Bench):
@@ -628,6 +634,15 @@ def ncu_child(cubin, which):
             buf = cp.ones(n4 * 4, dtype=cp.float32)
             for w in L2LOAD_WARPS:
                 launches.append(("read_bw", 128, (buf, np.int64(n4), np.int32(reps), outf), sms * w // 4))
+    elif which == "l2light":
+        outf = cp.zeros(4, dtype=cp.float32)
+        for mib, reps in L2LIGHT_BUFFERS:
+            n = mib * 2**20 // 4
+            buf = cp.ones(n, dtype=cp.float32)
+            for k in L2LIGHT_KERNELS:
+                count = np.int64(n // 4 if k == "read_bw" else n)
+                for w, threads, sms in L2LIGHT_LAYOUTS:
+                    launches.append((k, threads, (buf, count, np.int32(reps), outf), sms))
     elif which == "stamps":
         out = cp.zeros(1024, dtype=cp.uint32)
         st = cp.zeros(16 * 16 * 3, dtype=cp.int64)
@@ -662,7 +677,7 @@ def _ncu_table(b: Bench, cubin, work: Path, which, metrics, labels):
                                   [sys.executable, str(Path(__file__).resolve()), "--ncu-child", which,
                                    str(cubin)])
     env = dict(os.environ, PYTHONPATH=str(REPO))
-    r = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=240)
+    r = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=420)
     (work / f"{which}_ncu.log").write_text(r.stdout + r.stderr)
     ex = subprocess.run(ncu_mod.export_command(ncu, str(rep) + ".ncu-rep"), capture_output=True, text=True)
     (work / f"{which}_ncu.csv").write_text(ex.stdout)
@@ -719,6 +734,25 @@ def bench_queue_ncu(b: Bench, cubin, work: Path, only=None):
                     "warps per SM, with ncu's loads pending in the LSU pipe and their latency from issue to retirement",
                     "one launch of each configuration (132 x warps/4 CTAs of 128 threads) after an unprofiled one",
                     "as named", f"{SRC}:read_bw")
+        return
+    if only and "l2_light" in only:
+        from gpusim.hw.breakdown import LSU_METRICS
+        _ncu_record(b, cubin, work, "l2light", LSU_METRICS + [
+                        "gpu__time_duration.sum", "lts__t_sectors_srcunit_tex_op_read.sum",
+                        "lts__t_sector_op_read_hit_rate.pct", "dram__bytes_read.sum",
+                        "l1tex__m_xbar2l1tex_read_bytes.sum", "sm__cycles_active.max",
+                        "sm__inst_executed_pipe_lsu_mem_lg_cmd_read.max"],
+                    [f"{k} {mib} MiB ({w} warps/SM, {sms} SMs)" for mib, _ in L2LIGHT_BUFFERS
+                     for k in L2LIGHT_KERNELS for w, _, sms in L2LIGHT_LAYOUTS],
+                    "l2_light_ncu",
+                    "global-load latency under light load: read_bw's (float4, 4 lines a load) and read_bw_f32's "
+                    "(float, 1 line) L2-resident (16 MiB) and DRAM (2 GiB) streams by 1-2 warps on every SM and "
+                    "4 warps on 8, 33 or 132 SMs, with ncu's loads pending in the LSU pipe and their latency from "
+                    "issue to retirement",
+                    "one launch of each configuration (one CTA of 32 x warps threads per SM used) after an "
+                    "unprofiled one; on the SMs used, pending per cycle is sm__inst_pending_*.max / "
+                    "sm__cycles_active.max",
+                    "as named", f"{SRC}:read_bw,read_bw_f32")
         return
     if only and "lds_bursts_order" in only:
         _ncu_record(b, cubin, work, "stamps", BURST_NCU_METRICS + [ncu_mod.stall_metric(r) for r in (
