@@ -194,7 +194,10 @@ H200 = GPU(
     lds_latency_cycles=23.0,              # [M] micro/latency_lds.json
     l1_hit_latency_cycles=32.07,          # [M] micro/latency_l1_hit.json
     l2_hit_latency_cycles=281.47,         # [M] micro/latency_l2_hit.json (8 MiB .cg chase)
-    dram_latency_ns=345.4,                # [M] micro/latency_dram.json (683.8 cycles at 1.98 GHz)
+    # [M] micro/l2_light_ncu.json: a DRAM-level load of one full line (read_bw_f32's stream over 2 GiB, 1-4
+    # warps on 8-132 SMs, light load) takes 766-787 cycles from issue to retirement (ncu), median 784.5;
+    # the idle dependent chase of single sectors (micro/latency_dram.json) 683.8
+    dram_latency_ns=396.2,
     issue_per_smsp_per_cycle=1.0,         # [M] smsp__issue_active peak 1
     fma_pipe_warp_inst_per_smsp_cycle=1.0,  # [M] heavy 0.5 + lite 0.5
     shared_wavefronts_per_sm_cycle=1.0,   # [M] ncu peak
