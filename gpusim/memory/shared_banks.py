@@ -13,7 +13,11 @@ traces/hw/h200/micro/bank_patterns.json, made by kernels_cuda/micro/bank_pattern
   * wavefronts (per warp, or per half-warp for 128-bit) = the largest number of
     distinct (group, word) pairs that any one bank must deliver;
   * where every active lane of the warp (of the half-warp, for 128-bit) reads
-    the same address, one wavefront serves them all;
+    the same address, one wavefront serves them all; for 128-bit, a half-warp
+    that reads at most two distinct 16-byte words is served as one group (each
+    word read once: 1 wavefront, 2 if the two share banks; micro/
+    lds_writeback_ncu.json: lanes alternating two words cost 1 a half where the
+    group rule gave 2; four words 2);
   * ideal wavefronts = the larger of ceil(distinct (group, word) pairs / 32)
     and the largest number of groups that read one same word; bank conflicts
     = wavefronts - ideal, as ncu defines them.
@@ -62,12 +66,11 @@ def _lanes_to_words(addr: np.ndarray, words_per_lane: int, group_size: int):
     return words, np.broadcast_to(grp, words.shape), ok
 
 
-def _uniform(addr: np.ndarray) -> np.ndarray:
-    """Rows whose active lanes all read one address (and have at least one active lane)."""
-    valid = addr >= 0
-    lo = np.where(valid, addr, EMPTY).min(axis=1)
-    hi = np.where(valid, addr, -1).max(axis=1)
-    return valid.any(axis=1) & (lo == hi)
+def _few_addresses(addr: np.ndarray, most: int) -> np.ndarray:
+    """Rows whose active lanes read at least one and at most `most` distinct addresses."""
+    s = np.sort(np.where(addr >= 0, addr, EMPTY), axis=1)
+    distinct = (s[:, :1] != EMPTY).sum(axis=1) + ((s[:, 1:] != s[:, :-1]) & (s[:, 1:] != EMPTY)).sum(axis=1)
+    return (distinct >= 1) & (distinct <= most)
 
 
 def _part(addr: np.ndarray, nbytes: int, group_size: int):
@@ -75,8 +78,14 @@ def _part(addr: np.ndarray, nbytes: int, group_size: int):
     wf, pairs, gpw = _count(words, grp, ok)
     active = (addr >= 0).any(axis=1)
     ideal = np.where(active, np.maximum(np.maximum(-(-pairs // BANKS), gpw), 1), 0)
-    uni = _uniform(addr)
-    return np.where(uni, 1, wf), np.where(uni, 1, ideal)
+    # a part reading one address (128-bit: up to two) is served as one group: no word is read once per
+    # group, though two words in one bank still take a wavefront each
+    few = _few_addresses(addr, 2 if nbytes == 16 else 1)
+    if few.any():
+        wf1, pairs1, _ = _count(words[few], np.zeros_like(grp[few]), ok[few])
+        wf[few] = wf1
+        ideal[few] = np.maximum(-(-pairs1 // BANKS), 1)
+    return wf, ideal
 
 
 def shared_wavefronts(addr: np.ndarray, nbytes: int):

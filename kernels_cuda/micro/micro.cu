@@ -296,6 +296,25 @@ LDS_RATE(rate_lds128, unsigned a, b, c, d;
 // (loads 8 B apart, never adjacent: ptxas would merge adjacent words into LDS.128)
 LDS_RATE(rate_lds32_conflict32, unsigned v; asm volatile("ld.volatile.shared.u32 %0, [%1];" : "=r"(v) : "r"(base + 128u * lane + 8u * j)); acc ^= v)
 
+// lds_writeback: loads of few distinct words, where the data pipe's wavefronts and the register
+// write-back part ways (ncu's sm__mio2rf_writeback_active counts 4 cycles for regtile2d's LDS.128 of 16
+// words and 2 for regtile1d's broadcast ones). Lane i reads 16-byte word i % K (+ 512 B j): K <= 8 words
+// are one wavefront, 16 two.
+#define LDS128_K(K)                                                                               \
+  LDS_RATE(rate_lds128_k##K, unsigned a, b, c, d;                                                 \
+           asm volatile("ld.volatile.shared.v4.u32 {%0,%1,%2,%3}, [%4];"                          \
+                        : "=r"(a), "=r"(b), "=r"(c), "=r"(d) : "r"(base + 16u * (lane % K) + 512u * j)); \
+           acc ^= a ^ b ^ c ^ d)
+LDS128_K(1) LDS128_K(2) LDS128_K(4) LDS128_K(8) LDS128_K(16)
+// LDS.64 linear (2 wavefronts) and broadcast (1), LDS.32 broadcast (1)
+LDS_RATE(rate_lds64, unsigned a, b;
+         asm volatile("ld.volatile.shared.v2.u32 {%0,%1}, [%2];" : "=r"(a), "=r"(b) : "r"(base + 8u * lane + 512u * j));
+         acc ^= a ^ b)
+LDS_RATE(rate_lds64_k1, unsigned a, b;
+         asm volatile("ld.volatile.shared.v2.u32 {%0,%1}, [%2];" : "=r"(a), "=r"(b) : "r"(base + 512u * j));
+         acc ^= a ^ b)
+LDS_RATE(rate_lds32_k1, unsigned v; asm volatile("ld.volatile.shared.u32 %0, [%1];" : "=r"(v) : "r"(base + 128u * j)); acc ^= v)
+
 // ---------------------------------------------------------------------------
 // 6. bandwidth: grid-stride float4 reads (4 in flight per thread), `reps`
 //    passes over the buffer; .cg loads skip L1. The sum is written only if it

@@ -411,6 +411,43 @@ def bench_shared_rate(b: Bench):
             clk.summary(), f"{SRC}:rate_lds32,rate_lds128,rate_lds32_conflict32")
 
 
+# lds_writeback: (kernel, wavefronts, 32-bit registers written per lane) of the few-word loads (micro.cu)
+WB_KERNELS = (("rate_lds32", 1, 1), ("rate_lds32_k1", 1, 1), ("rate_lds64", 2, 2), ("rate_lds64_k1", 1, 2),
+              ("rate_lds128", 4, 4), ("rate_lds128_k1", 1, 4), ("rate_lds128_k2", 1, 4), ("rate_lds128_k4", 1, 4),
+              ("rate_lds128_k8", 1, 4), ("rate_lds128_k16", 2, 4))
+WB_TRIPS = (16, 144)
+
+
+def bench_lds_writeback(b: Bench):
+    """Shared loads per SM cycle when few distinct words feed many lanes: does the register write-back,
+    not the data pipe's wavefronts, set the rate of a broadcast LDS.128?"""
+    cp, np = b.cp, __import__("numpy")
+    out = cp.zeros(b.sms * 1024, dtype=cp.uint32)
+    res = {}
+    with ClockSampler() as clk:
+        for kern, wf, regs in WB_KERNELS:
+            n1, n2 = WB_TRIPS
+            d = []
+            for _ in range(3):
+                c = []
+                for n in (n1, n2):
+                    cyc = cp.zeros(b.sms, dtype=cp.int64)
+                    b.run1(kern, b.sms, 1024, (out, cyc, np.int32(n)))
+                    c.append(_med(cyc.get()))
+                d.append(c[1] - c[0])
+            dc = _med(d)
+            insts = 32 * (n2 - n1) * 8       # per SM: 32 warps x trips x 8 loads
+            res[kern] = {"wavefronts_per_inst": wf, "registers_per_lane": regs,
+                         "lds_per_cycle_per_sm": round(insts / dc, 4),
+                         "wavefronts_per_cycle_per_sm": round(insts * wf / dc, 4), "cycles_diff": d}
+    b.write("lds_writeback", "shared loads per SM cycle for LDS.32/64/128 of 1-32 distinct words (broadcasts): "
+            "the data pipe's wavefronts against the registers written",
+            f"shared_pipe_rate's loop: one 1024-thread CTA per SM ({b.sms} CTAs), every thread issues 8 independent "
+            "ld.volatile.shared per trip, lane i reading word i % K; clock64 between barriers, slope over trip "
+            f"counts {WB_TRIPS}, median over SMs and 3 runs", res["rate_lds128_k1"]["lds_per_cycle_per_sm"],
+            "LDS/cycle/SM (rate_lds128_k1)", res, clk.summary(), f"{SRC}:rate_lds*")
+
+
 def _event_ms(cp, fn, warm=3, n=10):
     for _ in range(warm):
         fn()
@@ -634,6 +671,12 @@ def ncu_child(cubin, which):
             buf = cp.ones(n4 * 4, dtype=cp.float32)
             for w in L2LOAD_WARPS:
                 launches.append(("read_bw", 128, (buf, np.int64(n4), np.int32(reps), outf), sms * w // 4))
+    elif which == "ldswb":
+        sms = cp.cuda.runtime.getDeviceProperties(0)["multiProcessorCount"]
+        out = cp.zeros(sms * 1024, dtype=cp.uint32)
+        cyc = cp.zeros(sms, dtype=cp.int64)
+        for k, _, _ in WB_KERNELS:
+            launches.append((k, 1024, (out, cyc, np.int32(WB_TRIPS[1])), sms))
     elif which == "l2light":
         outf = cp.zeros(4, dtype=cp.float32)
         for mib, reps in L2LIGHT_BUFFERS:
@@ -735,6 +778,18 @@ def bench_queue_ncu(b: Bench, cubin, work: Path, only=None):
                     "one launch of each configuration (132 x warps/4 CTAs of 128 threads) after an unprofiled one",
                     "as named", f"{SRC}:read_bw")
         return
+    if only and "lds_writeback" in only:
+        from gpusim.hw.breakdown import LSU_METRICS
+        _ncu_record(b, cubin, work, "ldswb", LSU_METRICS + [
+                        "l1tex__data_pipe_lsu_wavefronts_mem_shared.sum", "smsp__sass_inst_executed_op_shared_ld.sum",
+                        "sm__cycles_active.avg", "smsp__average_warps_issue_stalled_not_selected_per_issue_active.ratio",
+                        "smsp__average_warps_issue_stalled_dispatch_stall_per_issue_active.ratio"],
+                    [f"{k} ({wf} wavefronts, {r} registers)" for k, wf, r in WB_KERNELS], "lds_writeback_ncu",
+                    "the register write-back's busy cycles (sm__mio2rf_writeback_active) and the shared loads' latency "
+                    "and count in flight for the lds_writeback loads",
+                    f"one launch of each kernel ({WB_TRIPS[1]} trips, one 1024-thread CTA per SM) after an unprofiled one",
+                    "as named", f"{SRC}:rate_lds*")
+        return
     if only and "l2_light" in only:
         from gpusim.hw.breakdown import LSU_METRICS
         _ncu_record(b, cubin, work, "l2light", LSU_METRICS + [
@@ -791,7 +846,7 @@ def _ncu_record(b: Bench, cubin, work: Path, which, metrics, labels, bench, what
 
 BENCHES = {
     "latency_alu": bench_latency_alu, "latency_lds": bench_latency_lds, "latency_memory": bench_latency_memory,
-    "queues": bench_queues, "shared_rate": bench_shared_rate, "issue_rate": bench_issue_rate,
+    "queues": bench_queues, "shared_rate": bench_shared_rate, "lds_writeback": bench_lds_writeback, "issue_rate": bench_issue_rate,
     "barrier": bench_barrier, "bandwidth": bench_bandwidth, "fma_operands": bench_fma_operands,
     "lds_bursts_cf": bench_lds_bursts_cf, "lds_bursts_order": bench_lds_bursts_order,
     "queue_warps": bench_queue_warps,
