@@ -754,6 +754,11 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                     st = S_NOT_SELECTED
                     if g == -q or (g != q and (mio_left if q == 1 else lg_left) <= 0):
                         st = S_MIO_POOL if q == 1 else S_LG_POOL
+                        if thr_since[w] < 0:
+                            # refused by the pool: a waiter from now, in the FIFO order of the waiters that
+                            # met it full at the scan (else, with an entry freeing each cycle, no warp ever
+                            # counts as waiting and the greedy warp of each SMSP takes every entry)
+                            thr_since[w] = t * n_warps + (n_warps - 1 - w if policy == POLICY_GTY else w)
                     if state[w] != st:
                         sw = state[w]
                         if sw >= 0:
