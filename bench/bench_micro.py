@@ -32,7 +32,12 @@ queue_warps_ncu.json: mio_queue_depth's / lg_queue_depth's bursts by 4-32 warps 
   and the data (long_scoreboard / lg_throttle, a ratio that does not depend on the instruction count),
   without and with the read barriers of its SASS (micro/lg_throughput.sass), and the loads pending in
   the LSU pipe and their latency beside ncu's count of them (micro/lg_throughput_lsu.json).
-Usage: python bench/bench_micro.py [--only lds|l2|tile|wide|mio|phase|dot|barrier|queue]
+lds_writeback.json / _ncu.json: 32 warps of LDS.32 / .64 / .128 whose lanes read 1-32 distinct words
+  (tests/timing/test_queue_bursts.py's traces after the loops' SASS): loads per cycle, ncu's shared loads in
+  flight and their latency, and the warp states per issue, the H200's beside the engine's.
+l2_light_ncu.json: read_bw's and read_bw_f32's streams at light load (tests/timing/test_l2_path.py's
+  traces after their SASS): global-load latency from issue to retirement and loads in flight per SM.
+Usage: python bench/bench_micro.py [--only lds|l2|tile|wide|mio|phase|dot|barrier|queue|wb|stream]
 """
 import argparse
 import json
@@ -320,13 +325,45 @@ def lg_split():
         print(line)
 
 
+def few_words():
+    from tests.timing.test_queue_bursts import FEW_WORDS, few_word_stream
+    from gpusim.timing import LSU_PENDING, LSU_LATENCY
+    rate = json.loads((MICRO / "lds_writeback.json").read_text())["details"]
+    ncu = {r["kernel"].split()[0]: r for r in json.loads((MICRO / "lds_writeback_ncu.json").read_text())["value"]}
+    print(f"\n{'lds_writeback (32 warps)':18s} {'LDS/cycle':>13s} {'in flight':>11s} {'latency':>11s}   "
+          f"{'mio_throttle':>13s} {'short_scoreb':>13s} {'not_selected':>13s}   (H200 / engine)")
+    for k in sorted(FEW_WORDS):
+        m = ncu[k]
+        r = simulate_sm(few_word_stream(k), H200)
+        st = {s: r.state_cycles[s] / r.inst_issued for s in ("mio_throttle", "short_scoreboard", "not_selected")}
+        cols = [f"{rate[k]['lds_per_cycle_per_sm']:6.3f} {32 * 256 / r.cycles:6.3f}",
+                f"{m[LSU_PENDING.format('shared')]:5.1f} {r.metrics[LSU_PENDING.format('shared')]:5.1f}",
+                f"{m[LSU_LATENCY.format('shared')]:5.0f} {r.metrics[LSU_LATENCY.format('shared')]:5.0f}"]
+        cols += [f"{m['stall_' + s]:6.2f} {v:6.2f}" for s, v in st.items()]
+        print(f"{k:18s} " + "  ".join(cols))
+
+
+def streams():
+    from tests.timing.test_l2_path import LIGHT, LAT, stream_trace
+    from gpusim.timing import LSU_PENDING
+    print(f"\n{'l2_light (ncu)':44s} {'latency H200':>12s} {'sim':>6s}   {'in flight / SM H200':>19s} {'sim':>6s}")
+    for v in LIGHT["value"]:
+        name = v["kernel"]
+        w, sms = int(name.split("(")[1].split()[0]), int(name.split(", ")[1].split()[0])
+        t, lv = stream_trace(w, "f32" in name, "2048 MiB" in name)
+        r = simulate_sm(t, H200, global_level=lv, active_sms=sms)
+        pend = v["sm__inst_pending_pipe_lsu_mem_lg_cmd_read.max"] / v["sm__cycles_active.max"]
+        print(f"{name:44s} {v[LAT]:12.0f} {r.metrics[LAT]:6.0f}   {pend:19.1f} {r.metrics[LSU_PENDING.format('lg')]:6.1f}")
+
+
 def ncu_stall(reason):
     return f"smsp__average_warps_issue_stalled_{reason}_per_issue_active.ratio"
 
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--only", choices=("lds", "l2", "tile", "wide", "mio", "phase", "dot", "barrier", "queue"))
+    ap.add_argument("--only", choices=("lds", "l2", "tile", "wide", "mio", "phase", "dot", "barrier", "queue", "wb",
+                                       "stream"))
     a = ap.parse_args()
     if a.only in (None, "lds"):
         lds()
@@ -347,6 +384,10 @@ def main():
     if a.only in (None, "queue"):
         queue()
         lg_split()
+    if a.only in (None, "wb"):
+        few_words()
+    if a.only in (None, "stream"):
+        streams()
 
 
 if __name__ == "__main__":
