@@ -133,13 +133,12 @@ def run_lowered(lw: Lowered, arch: GPU, log_states: int = 0) -> TimingResult:
         m[stall_metric(name)] = state_cycles[name] / n
     # shared / global loads from issue to retirement (their data in the registers), as ncu counts the LSU
     # pipe's: average latency, and loads pending per cycle (its sm__inst_pending_* over the active cycles)
-    cls = lw.rows[:, E.R_CLS]
-    for name, c in (("shared", E.C_LDS), ("lg", E.C_LDG)):
-        lat = (ready[cls == c] - issue_cycle[cls == c]).astype(np.float64)
-        m[LSU_LATENCY.format(name)] = float(lat.mean()) if lat.size else 0.0
-        m[LSU_PENDING.format(name)] = float(lat.sum()) / max(cycles, 1)
+    for name, k_lat, k_n in (("shared", E.K_LDS_LAT, E.K_LDS_N), ("lg", E.K_LDG_LAT, E.K_LDG_N)):
+        lat, count = float(ctr[k_lat]), int(ctr[k_n])
+        m[LSU_LATENCY.format(name)] = lat / count if count else 0.0
+        m[LSU_PENDING.format(name)] = lat / max(cycles, 1)
         # the raw sums, for the whole-kernel figures the prediction extrapolates from its two windows
-        m[LSU_SUMS[name][0]], m[LSU_SUMS[name][1]] = float(lat.sum()), int(lat.size)
+        m[LSU_SUMS[name][0]], m[LSU_SUMS[name][1]] = lat, count
     if not_issued:
         m.update(not_issued_metrics(not_issued, state_cycles))
     notes = []

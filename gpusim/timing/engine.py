@@ -141,7 +141,9 @@ U_NONE, U_FMA, U_HEAVY, U_ALU, U_XU = range(5)
 FP = 256              # sub-cycle units of the L2 / DRAM bandwidth servers
 POLICY_GTO, POLICY_LRR, POLICY_GTO_OLDEST, POLICY_GTY = 0, 1, 2, 3
 # counters vector
-(K_HEAVY, K_LITE, K_ALU, K_XU, K_SHARED_BUSY, K_L1_BUSY, K_FILL_BUSY, K_DEADLOCK, N_COUNTERS) = range(9)
+(K_HEAVY, K_LITE, K_ALU, K_XU, K_SHARED_BUSY, K_L1_BUSY, K_FILL_BUSY, K_DEADLOCK,
+ K_LDS_LAT, K_LDS_N, K_LDG_LAT, K_LDG_N, N_COUNTERS) = range(13)   # (the last four: shared / global loads'
+# summed cycles from issue to data return, and their count)
 
 INF = np.int64(1) << 62
 GROUPS_ON, GROUPS_OFF = np.zeros((1, 1), np.int8), np.zeros(1, np.int8)   # run's `groups`
@@ -1184,4 +1186,12 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
     for w in range(n_warps):
         if finish[w] > cycles:
             cycles = finish[w]
+    for r in range(n_rows):     # the loads' latencies, summed here: in numpy over the rows it took 5 % of a run
+        c = rows[r, R_CLS]
+        if c == C_LDS:
+            counters[K_LDS_LAT] += ready[r] - issue_cycle[r]
+            counters[K_LDS_N] += 1
+        elif c == C_LDG:
+            counters[K_LDG_LAT] += ready[r] - issue_cycle[r]
+            counters[K_LDG_N] += 1
     return cycles, counts, issue_cycle, finish, counters, op_counts, lat_counts, n_log, ready
