@@ -67,6 +67,7 @@ def stream_trace(warps: int, f32: bool, dram: bool, trips: int = 40):
     2 GiB stream's loads all DRAM; the 16 MiB one's all L2 but one in 32 (its first pass, after ncu's flush)."""
     ht, lv = HandTrace(), []
     sec, lines = (4, 1) if f32 else (16, 4)
+    n_ld = 0
     for w in range(warps):
         add = ht.warp(w)
         acc, ad = add("MOV"), add("IADD3")
@@ -78,10 +79,12 @@ def stream_trace(warps: int, f32: bool, dram: bool, trips: int = 40):
                      add("LDG", (a3,), sec=sec, lines=lines), add("LDG", (a3,), sec=sec, lines=lines)]
             l0, l1, l2, l3 = loads[0], loads[2], loads[4], loads[5]
             lv += [LEVEL_L1] * 3
-            for k, _ in enumerate(loads):
-                is_ld = k in (0, 2, 4, 5)
-                j = (it * 4 + k + 7 * w) % 32
-                lv.append((LEVEL_DRAM if dram or j == 0 else LEVEL_L2) if is_ld else LEVEL_L1)
+            for k in range(len(loads)):
+                if k in (0, 2, 4, 5):           # the LDGs (the others are the address adds between them)
+                    lv.append(LEVEL_DRAM if dram or (n_ld + 7 * w) % 32 == 0 else LEVEL_L2)
+                    n_ld += 1
+                else:
+                    lv.append(LEVEL_L1)
             n0 = len(ht.spec)
             if f32:
                 for _ in range(9):
