@@ -356,6 +356,24 @@ extern "C" __global__ void read_bw_f32(const float *__restrict__ p, long long n,
   if (acc == 1.2345e-30f) out[0] = acc;
 }
 
+// shared_line: every warp of a CTA reads the same 128-B line at each step (lane l word l, ld.global.ca),
+// the CTAs on lines of their own, as coalesced's B loads do: the first warp's load misses L1, the CTA's
+// other warps hit a line whose fill is on its way. 4 loads in flight per thread, then their sum
+// (l1_shared_ncu: how many such loads the SM holds and for how long).
+extern "C" __global__ void shared_line(const float *__restrict__ p, long long n_lines, int reps, float *out) {
+  float acc = 0.f;
+  const int lane = threadIdx.x & 31;
+  const long long stride = gridDim.x;
+  for (int r = 0; r < reps; r++) {
+    long long i = blockIdx.x;
+    for (; i + 3 * stride < n_lines; i += 4 * stride)
+      acc += (__ldca(p + i * 32 + lane) + __ldca(p + (i + stride) * 32 + lane)) +
+             (__ldca(p + (i + 2 * stride) * 32 + lane) + __ldca(p + (i + 3 * stride) * 32 + lane));
+    for (; i < n_lines; i += stride) acc += __ldca(p + i * 32 + lane);
+  }
+  if (acc == 1.2345e-30f) out[0] = acc;
+}
+
 // ---------------------------------------------------------------------------
 // 7. barrier cost: one CTA, 16 __syncthreads per trip, nothing else.
 

@@ -411,6 +411,11 @@ def bench_shared_rate(b: Bench):
             clk.summary(), f"{SRC}:rate_lds32,rate_lds128,rate_lds32_conflict32")
 
 
+# l1_shared: shared_line (every warp of a CTA on one line a step) by (CTAs per SM, warps per CTA), from a 2 GiB
+# buffer (DRAM) and a 16 MiB one read 8 times (L2 after the first pass)
+L1SHARED_LAYOUTS = ((1, 4), (1, 8), (1, 16), (1, 32), (2, 32))
+L1SHARED_BUFFERS = ((16, 8), (2048, 1))
+
 # lds_writeback: (kernel, wavefronts, 32-bit registers written per lane) of the few-word loads (micro.cu)
 WB_KERNELS = (("rate_lds32", 1, 1), ("rate_lds32_k1", 1, 1), ("rate_lds64", 2, 2), ("rate_lds64_k1", 1, 2),
               ("rate_lds128", 4, 4), ("rate_lds128_k1", 1, 4), ("rate_lds128_k2", 1, 4), ("rate_lds128_k4", 1, 4),
@@ -671,6 +676,14 @@ def ncu_child(cubin, which):
             buf = cp.ones(n4 * 4, dtype=cp.float32)
             for w in L2LOAD_WARPS:
                 launches.append(("read_bw", 128, (buf, np.int64(n4), np.int32(reps), outf), sms * w // 4))
+    elif which == "l1shared":
+        sms = cp.cuda.runtime.getDeviceProperties(0)["multiProcessorCount"]
+        outf = cp.zeros(4, dtype=cp.float32)
+        for mib, reps in L1SHARED_BUFFERS:
+            n = mib * 2**20 // 4
+            buf = cp.ones(n, dtype=cp.float32)
+            for ctas, w in L1SHARED_LAYOUTS:
+                launches.append(("shared_line", 32 * w, (buf, np.int64(n // 32), np.int32(reps), outf), sms * ctas))
     elif which == "ldswb":
         sms = cp.cuda.runtime.getDeviceProperties(0)["multiProcessorCount"]
         out = cp.zeros(sms * 1024, dtype=cp.uint32)
@@ -777,6 +790,22 @@ def bench_queue_ncu(b: Bench, cubin, work: Path, only=None):
                     "warps per SM, with ncu's loads pending in the LSU pipe and their latency from issue to retirement",
                     "one launch of each configuration (132 x warps/4 CTAs of 128 threads) after an unprofiled one",
                     "as named", f"{SRC}:read_bw")
+        return
+    if only and "l1_shared" in only:
+        from gpusim.hw.breakdown import LSU_METRICS
+        _ncu_record(b, cubin, work, "l1shared", LSU_METRICS + [
+                        "gpu__time_duration.sum", "l1tex__t_sector_pipe_lsu_mem_global_op_ld_hit_rate.pct",
+                        "lts__t_sector_op_read_hit_rate.pct", "dram__bytes_read.sum", "l1tex__m_xbar2l1tex_read_bytes.sum",
+                        "smsp__average_warp_latency_per_inst_issued.ratio",
+                        "smsp__average_warps_issue_stalled_not_selected_per_issue_active.ratio"],
+                    [f"shared_line {mib} MiB ({c} x {w} warps/SM)" for mib, _ in L1SHARED_BUFFERS
+                     for c, w in L1SHARED_LAYOUTS],
+                    "l1_shared_ncu",
+                    "global loads that hit an L1 line another warp's miss is fetching (every warp of a CTA on one "
+                    "128-B line a step, as coalesced's B loads): how many the SM holds in the LSU pipe, their latency "
+                    "and the wait split, by warps per SM, from DRAM and from the L2",
+                    "one launch of each configuration (132 x CTAs per SM CTAs of 32 x warps threads) after an "
+                    "unprofiled one", "as named", f"{SRC}:shared_line")
         return
     if only and "lds_writeback" in only:
         from gpusim.hw.breakdown import LSU_METRICS
