@@ -384,25 +384,31 @@ def bench_queues(b: Bench):
             v, "instructions", {"rates": rates, "one_warp": ldg1, "four_warps": ldg4}, ck, f"{SRC}:burst_ldg_<B>")
 
 
-def bench_shared_rate(b: Bench):
+def _lds_rate(b: Bench, out, kern: str, wf: int, n1: int, n2: int) -> dict:
+    """One LDS_RATE kernel's loads per SM cycle: the slope of the clock64 cycles between n1 and n2 trips of
+    32 warps x 8 loads, median over SMs and over 3 runs."""
     cp, np = b.cp, __import__("numpy")
-    out = cp.zeros(b.sms * 1024, dtype=cp.uint32)
+    d = []
+    for _ in range(3):
+        c = []
+        for n in (n1, n2):
+            cyc = cp.zeros(b.sms, dtype=cp.int64)
+            b.run1(kern, b.sms, 1024, (out, cyc, np.int32(n)))
+            c.append(_med(cyc.get()))
+        d.append(c[1] - c[0])
+    dc = _med(d)
+    insts = 32 * (n2 - n1) * 8       # per SM: 32 warps x trips x 8 loads
+    return {"lds_per_cycle_per_sm": round(insts / dc, 4), "wavefronts_per_cycle_per_sm": round(insts * wf / dc, 4),
+            "cycles_diff": d}
+
+
+def bench_shared_rate(b: Bench):
+    out = b.cp.zeros(b.sms * 1024, dtype=b.cp.uint32)
     res = {}
     with ClockSampler() as clk:
         for kern, wf in (("rate_lds32", 1), ("rate_lds128", 4), ("rate_lds32_conflict32", 32)):
             n1, n2 = (16, 144) if wf < 32 else (4, 36)
-            d = []
-            for _ in range(3):
-                c = []
-                for n in (n1, n2):
-                    cyc = cp.zeros(b.sms, dtype=cp.int64)
-                    b.run1(kern, b.sms, 1024, (out, cyc, np.int32(n)))
-                    c.append(_med(cyc.get()))
-                d.append(c[1] - c[0])
-            dc = _med(d)
-            insts = 32 * (n2 - n1) * 8       # per SM: 32 warps x trips x 8 loads
-            res[kern] = {"wavefronts_per_inst": wf, "lds_per_cycle_per_sm": round(insts / dc, 4),
-                         "wavefronts_per_cycle_per_sm": round(insts * wf / dc, 4), "cycles_diff": d}
+            res[kern] = {"wavefronts_per_inst": wf, **_lds_rate(b, out, kern, wf, n1, n2)}
     b.write("shared_pipe_rate", "shared-memory pipe throughput per SM: wavefronts and LDS instructions per cycle",
             f"one 1024-thread CTA per SM ({b.sms} CTAs), every thread issues 8 independent loads per trip; clock64 "
             "between barriers, slope over trip counts, median over SMs and 3 runs; LDS.32 linear (1 wavefront), "
@@ -426,25 +432,11 @@ WB_TRIPS = (16, 144)
 def bench_lds_writeback(b: Bench):
     """Shared loads per SM cycle when few distinct words feed many lanes: does the register write-back,
     not the data pipe's wavefronts, set the rate of a broadcast LDS.128?"""
-    cp, np = b.cp, __import__("numpy")
-    out = cp.zeros(b.sms * 1024, dtype=cp.uint32)
+    out = b.cp.zeros(b.sms * 1024, dtype=b.cp.uint32)
     res = {}
     with ClockSampler() as clk:
         for kern, wf, regs in WB_KERNELS:
-            n1, n2 = WB_TRIPS
-            d = []
-            for _ in range(3):
-                c = []
-                for n in (n1, n2):
-                    cyc = cp.zeros(b.sms, dtype=cp.int64)
-                    b.run1(kern, b.sms, 1024, (out, cyc, np.int32(n)))
-                    c.append(_med(cyc.get()))
-                d.append(c[1] - c[0])
-            dc = _med(d)
-            insts = 32 * (n2 - n1) * 8       # per SM: 32 warps x trips x 8 loads
-            res[kern] = {"wavefronts_per_inst": wf, "registers_per_lane": regs,
-                         "lds_per_cycle_per_sm": round(insts / dc, 4),
-                         "wavefronts_per_cycle_per_sm": round(insts * wf / dc, 4), "cycles_diff": d}
+            res[kern] = {"wavefronts_per_inst": wf, "registers_per_lane": regs, **_lds_rate(b, out, kern, wf, *WB_TRIPS)}
     b.write("lds_writeback", "shared loads per SM cycle for LDS.32/64/128 of 1-32 distinct words (broadcasts): "
             "the data pipe's wavefronts against the registers written",
             f"shared_pipe_rate's loop: one 1024-thread CTA per SM ({b.sms} CTAs), every thread issues 8 independent "
