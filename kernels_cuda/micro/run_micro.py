@@ -418,9 +418,10 @@ def bench_shared_rate(b: Bench):
 
 
 # l1_shared: shared_line (every warp of a CTA on one line a step) by (CTAs per SM, warps per CTA), from a 2 GiB
-# buffer (DRAM) and a 16 MiB one read 8 times (L2 after the first pass)
+# buffer (DRAM), a 16 MiB one read 8 times (127 KB of lines per SM: they stay in L1 between passes) and a 48 MiB
+# one read 4 times (372 KB per SM, past L1: each pass's first warp on a line misses L1 and hits L2)
 L1SHARED_LAYOUTS = ((1, 4), (1, 8), (1, 16), (1, 32), (2, 32))
-L1SHARED_BUFFERS = ((16, 8), (2048, 1))
+L1SHARED_BUFFERS = ((16, 8), (2048, 1), (48, 4))
 
 # lds_writeback: (kernel, wavefronts, 32-bit registers written per lane) of the few-word loads (micro.cu)
 WB_KERNELS = (("rate_lds32", 1, 1), ("rate_lds32_k1", 1, 1), ("rate_lds64", 2, 2), ("rate_lds64_k1", 1, 2),
@@ -795,7 +796,7 @@ def bench_queue_ncu(b: Bench, cubin, work: Path, only=None):
                     "l1_shared_ncu",
                     "global loads that hit an L1 line another warp's miss is fetching (every warp of a CTA on one "
                     "128-B line a step, as coalesced's B loads): how many the SM holds in the LSU pipe, their latency "
-                    "and the wait split, by warps per SM, from DRAM and from the L2",
+                    "and the wait split, by warps per SM, from DRAM, from the L2 (48 MiB) and from L1 (16 MiB)",
                     "one launch of each configuration (132 x CTAs per SM CTAs of 32 x warps threads) after an "
                     "unprofiled one", "as named", f"{SRC}:shared_line")
         return
