@@ -744,6 +744,16 @@ def _ncu_table(b: Bench, cubin, work: Path, which, metrics, labels):
     return table, shown
 
 
+def _stream_metrics(*extra: str) -> list:
+    """What the global-load streams under ncu record (l2_loaded, l2_light, l1_shared): the LSU pipe's loads
+    in flight and latency (gpusim.hw.breakdown's LSU_METRICS), the kernel's time and where its data came from,
+    then `extra`."""
+    from gpusim.hw.breakdown import LSU_METRICS
+    return LSU_METRICS + ["gpu__time_duration.sum", "lts__t_sectors_srcunit_tex_op_read.sum",
+                          "lts__t_sector_op_read_hit_rate.pct", "dram__bytes_read.sum",
+                          "l1tex__m_xbar2l1tex_read_bytes.sum", *extra]
+
+
 def bench_queue_ncu(b: Bench, cubin, work: Path, only=None):
     if not ncu_mod.find_ncu():
         print("  (no ncu: the ncu benches are skipped)")
@@ -772,11 +782,7 @@ def bench_queue_ncu(b: Bench, cubin, work: Path, only=None):
                     "as named", f"{SRC}:burst_*")
         return
     if only and "l2_loaded" in only:
-        from gpusim.hw.breakdown import LSU_METRICS
-        _ncu_record(b, cubin, work, "l2load", LSU_METRICS + [
-                        "gpu__time_duration.sum", "lts__t_sectors_srcunit_tex_op_read.sum",
-                        "lts__t_sector_op_read_hit_rate.pct", "dram__bytes_read.sum",
-                        "l1tex__m_xbar2l1tex_read_bytes.sum"],
+        _ncu_record(b, cubin, work, "l2load", _stream_metrics(),
                     [f"read_bw {mib} MiB ({w} warps/SM)" for mib, _ in L2LOAD_BUFFERS for w in L2LOAD_WARPS],
                     "l2_loaded_ncu",
                     "global-load latency under load: read_bw's L2-resident (16 MiB) and DRAM (2 GiB) streams by 4-64 "
@@ -785,12 +791,10 @@ def bench_queue_ncu(b: Bench, cubin, work: Path, only=None):
                     "as named", f"{SRC}:read_bw")
         return
     if only and "l1_shared" in only:
-        from gpusim.hw.breakdown import LSU_METRICS
-        _ncu_record(b, cubin, work, "l1shared", LSU_METRICS + [
-                        "gpu__time_duration.sum", "l1tex__t_sector_pipe_lsu_mem_global_op_ld_hit_rate.pct",
-                        "lts__t_sector_op_read_hit_rate.pct", "dram__bytes_read.sum", "l1tex__m_xbar2l1tex_read_bytes.sum",
+        _ncu_record(b, cubin, work, "l1shared", _stream_metrics(
+                        "l1tex__t_sector_pipe_lsu_mem_global_op_ld_hit_rate.pct",
                         "smsp__average_warp_latency_per_inst_issued.ratio",
-                        "smsp__average_warps_issue_stalled_not_selected_per_issue_active.ratio"],
+                        "smsp__average_warps_issue_stalled_not_selected_per_issue_active.ratio"),
                     [f"shared_line {mib} MiB ({c} x {w} warps/SM)" for mib, _ in L1SHARED_BUFFERS
                      for c, w in L1SHARED_LAYOUTS],
                     "l1_shared_ncu",
@@ -813,12 +817,8 @@ def bench_queue_ncu(b: Bench, cubin, work: Path, only=None):
                     "as named", f"{SRC}:rate_lds*")
         return
     if only and "l2_light" in only:
-        from gpusim.hw.breakdown import LSU_METRICS
-        _ncu_record(b, cubin, work, "l2light", LSU_METRICS + [
-                        "gpu__time_duration.sum", "lts__t_sectors_srcunit_tex_op_read.sum",
-                        "lts__t_sector_op_read_hit_rate.pct", "dram__bytes_read.sum",
-                        "l1tex__m_xbar2l1tex_read_bytes.sum", "sm__cycles_active.max",
-                        "sm__inst_executed_pipe_lsu_mem_lg_cmd_read.max"],
+        _ncu_record(b, cubin, work, "l2light", _stream_metrics(
+                        "sm__cycles_active.max", "sm__inst_executed_pipe_lsu_mem_lg_cmd_read.max"),
                     [f"{k} {mib} MiB ({w} warps/SM, {sms} SMs)" for mib, _ in L2LIGHT_BUFFERS
                      for k in L2LIGHT_KERNELS for w, _, sms in L2LIGHT_LAYOUTS],
                     "l2_light_ncu",
