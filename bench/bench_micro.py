@@ -37,7 +37,9 @@ lds_writeback.json / _ncu.json: 32 warps of LDS.32 / .64 / .128 whose lanes read
   flight and their latency, and the warp states per issue, the H200's beside the engine's.
 l2_light_ncu.json: read_bw's and read_bw_f32's streams at light load (tests/timing/test_l2_path.py's
   traces after their SASS): global-load latency from issue to retirement and loads in flight per SM.
-Usage: python bench/bench_micro.py [--only lds|l2|tile|wide|mio|phase|dot|barrier|queue|wb|stream]
+wb_mix.json: an FFMA warp (dot_ffma's trip) beside shared-load warps on its SMSP or another, and load warps
+  alone or in pairs (tests/timing/test_wb_mix.py's traces after the loops' SASS): median cycles a trip / burst.
+Usage: python bench/bench_micro.py [--only lds|l2|tile|wide|mio|phase|dot|barrier|queue|wb|stream|mix]
 """
 import argparse
 import json
@@ -356,6 +358,17 @@ def streams():
         print(f"{name:44s} {v[LAT]:12.0f} {r.metrics[LAT]:6.0f}   {pend:19.1f} {r.metrics[LSU_PENDING.format('lg')]:6.1f}")
 
 
+def wb_mix():
+    from tests.timing.test_wb_mix import ROWS, wb_mix_run, median_period
+    print(f"\n{'wb_mix':20s} {'load kind':18s}  warp role: H200 / engine cycles a trip (ffma) or burst (lds)")
+    for lab, r in ROWS.items():
+        f, l, k = lab.split()
+        bits = lambda m: [w for w in range(8) if (int(m, 16) >> w) & 1]     # noqa: E731
+        stamps, _ = wb_mix_run(bits(f), bits(l), int(k))
+        cols = [f"{w} {r['roles'][w]}: {c:.0f} / {median_period(stamps[int(w)]):.0f}" for w, c in r["median_cycles"].items()]
+        print(f"F {f:5s} L {l:5s}     {r['kind'] if l != '0x0' else '-':18s}  " + "   ".join(cols[:3]) + ("  ..." if len(cols) > 3 else ""))
+
+
 def ncu_stall(reason):
     return f"smsp__average_warps_issue_stalled_{reason}_per_issue_active.ratio"
 
@@ -363,7 +376,7 @@ def ncu_stall(reason):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--only", choices=("lds", "l2", "tile", "wide", "mio", "phase", "dot", "barrier", "queue", "wb",
-                                       "stream"))
+                                       "stream", "mix"))
     a = ap.parse_args()
     if a.only in (None, "lds"):
         lds()
@@ -388,6 +401,8 @@ def main():
         few_words()
     if a.only in (None, "stream"):
         streams()
+    if a.only in (None, "mix"):
+        wb_mix()
 
 
 if __name__ == "__main__":
