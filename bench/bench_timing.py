@@ -13,6 +13,9 @@ prediction.
 (default all: global and shared loads, kernel_time.predict), a diagnosis of that rule.
 --l2-pending (with --schedule measured): an L2 hit on a line another CTA's miss is still fetching
 waits for that fill (kernel_time.predict's l2_pending), a diagnosis of the L2 model.
+--dram-rows grouped: the L2 model's DRAM share of a window's global loads goes to whole load
+instructions of a CTA (all its warps) instead of row by row (kernel_time.predict's dram_rows), a
+diagnosis of how the barrier / long_scoreboard split depends on which warps wait on DRAM.
 --variants: the same table for the held-out set, each ladder kernel with other tile parameters
 (traces/hw/h200/variants/, the parameters in each record): no parameter of the engine or the cache
 model was chosen while these records existed, so they test the model out of sample.
@@ -85,6 +88,9 @@ def main():
     ap.add_argument("--scoreboards", default="all", choices=("all", "global", "none"))
     ap.add_argument("--l2-pending", action="store_true",
                     help="with --schedule measured: L2 hits on lines still being filled wait for the fill")
+    ap.add_argument("--dram-rows", default="spread", choices=("spread", "grouped"),
+                    help="which global loads of a window the L2 model's DRAM share goes to: row by row "
+                         "(default) or whole load instructions of a CTA (a diagnosis)")
     ap.add_argument("--no-read-barriers", action="store_true",
                     help="leave out ptxas's read barriers on memory instructions (a diagnosis)")
     ap.add_argument("--variants", action="store_true",
@@ -105,7 +111,8 @@ def main():
         rec = json.loads(path.read_text())
         t0 = time.perf_counter()
         p = predict(gpusim.simulate(k, n, params=params, keep_trace=True), schedule=a.schedule,   # (1024: A, B, C stay in the L2)
-                    scoreboards=a.scoreboards, read_barriers=not a.no_read_barriers, l2_pending=a.l2_pending)
+                    scoreboards=a.scoreboards, read_barriers=not a.no_read_barriers, l2_pending=a.l2_pending,
+                    dram_rows=a.dram_rows)
         wall = time.perf_counter() - t0
         if n == 4096:
             walls[label] = wall

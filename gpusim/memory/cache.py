@@ -493,7 +493,7 @@ def hit_rates(result, *, schedule: str = "fluid", sample: int | None = None, l2_
 
 def global_levels(trace, arch: GPU | str = "h200", *, blocks_per_sm: int | None = None,
                   smem_per_block: int = 0, l2_miss_fraction=0.0, bases: dict | None = None,
-                  sizes: dict | None = None) -> np.ndarray:
+                  sizes: dict | None = None, dram_rows: str = "spread") -> np.ndarray:
     """Where each trace row's global load is served from (LEVEL_L1 / LEVEL_L2 / LEVEL_DRAM).
 
     The trace holds the CTAs resident on one SM (a timing window): they share one L1 of
@@ -503,7 +503,13 @@ def global_levels(trace, arch: GPU | str = "h200", *, blocks_per_sm: int | None 
     name 'A'/'B'/'C' using `bases` and `sizes` to tell the arrays apart: e.g. hit_rates(...)
     ["gpusim__l2_miss_fraction_by_array"]), spread evenly over the rows in order. Rows that are
     not global loads get LEVEL_L1 (the engine does not read them).
+    dram_rows="grouped" (a diagnosis): the DRAM share is spread over groups instead of rows, a group
+    being one load instruction of one CTA (its rows in every warp, per array), so the warps of a CTA
+    load a tile chunk from one level together (the lines of a chunk are fetched together in the
+    chip-wide stream); "spread" (default) spreads it row by row, so warps of one CTA differ.
     """
+    if dram_rows not in ("spread", "grouped"):
+        raise GpusimError(f"dram_rows must be 'spread' or 'grouped', got {dram_rows!r}")
     arch = get_arch(arch)
     rows = trace.rows
     n_ctas = len(np.unique(rows["cta"])) if len(rows) else 0
@@ -531,10 +537,17 @@ def global_levels(trace, arch: GPU | str = "h200", *, blocks_per_sm: int | None 
         arr_key = np.zeros(len(g), np.int8)
         frac = np.full(len(g), float(l2_miss_fraction))
     accs = np.zeros(4)
-    for j in np.flatnonzero(missed):          # error diffusion per array: evenly spread DRAM rows
-        k = int(arr_key[j])
-        accs[k] += frac[j]
+    jm = np.flatnonzero(missed)
+    if dram_rows == "grouped":       # one unit = the missed rows of one (sequence number, CTA, array)
+        key = (rows["seq"][g[jm]].astype(np.int64) * (1 << 20) + rows["cta"][g[jm]]) * 4 + arr_key[jm]
+        first = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
+        units = np.split(jm, first[1:])
+    else:
+        units = [jm[i:i + 1] for i in range(jm.size)]
+    for u in units:                  # error diffusion per array: evenly spread DRAM units
+        k = int(arr_key[u[0]])
+        accs[k] += frac[u[0]]
         if accs[k] >= 1.0 - 1e-12:
             accs[k] -= 1.0
-            level[g[j]] = LEVEL_DRAM
+            level[g[u]] = LEVEL_DRAM
     return level

@@ -132,7 +132,7 @@ class _Levels:
     fraction per array (hit_rates) spread over the L1 misses as DRAM rows; else None (all L2)."""
 
     def __init__(self, result, gpu: GPU, enabled: bool = True, warm_l2: bool = True, schedule: str = "fluid",
-                 slot_finish=None, l2_hits_only: bool = False, pending_ns: float = 0.0):
+                 slot_finish=None, l2_hits_only: bool = False, pending_ns: float = 0.0, dram_rows: str = "spread"):
         self.fn, self.kw, self.source, self.warm = None, {}, "all L2", False
         if not enabled:
             return
@@ -156,7 +156,7 @@ class _Levels:
             hr = hit_rates(result, schedule=schedule, slot_finish=slot_finish, pending_ns=pending_ns)
             frac = hr.get("gpusim__l2_miss_fraction_by_array")
             if frac is not None:
-                self.kw.update(l2_miss_fraction=frac, bases=result.bases)
+                self.kw.update(l2_miss_fraction=frac, bases=result.bases, dram_rows=dram_rows)
             self.hit_rates = hr
             self.source = "cache model (L1 replay, chip-wide L2)"
         except TypeError:
@@ -328,7 +328,7 @@ def ptxas_facts(result, scoreboards: str = "all", read_barriers: bool = True):
 def predict(result, arch: str | GPU | None = None, *, levels: bool = True, windows=(W1, W2),
             full: bool = False, control_codes: bool = True, schedule: str = "phased",
             scoreboards: str = "all", read_barriers: bool = True, l2_pending: bool = False,
-            not_issued: bool = False, progress=None) -> Prediction:
+            not_issued: bool = False, dram_rows: str = "spread", progress=None) -> Prediction:
     """Predicted whole-kernel time and warp-state ratios of a simulated launch (see module doc).
     schedule: the L2 model's CTA schedule (gpusim.memory.cache): "phased" (default: slots staggered
     as the engine's first round finishes, slot_finish), "fluid", "waves", or "measured" to replay
@@ -340,6 +340,8 @@ def predict(result, arch: str | GPU | None = None, *, levels: bool = True, windo
     read_barrier_table); False to leave them out (a diagnosis). l2_pending (with schedule="measured", a
     diagnosis): an L2 hit on a line another CTA's miss began fetching less than the DRAM latency before
     is timed at that miss's level (it gets its data with the fill), gpusim.memory.cache.l2_simulate.
+    dram_rows (a diagnosis): "grouped" gives the DRAM share of a window's global loads to whole load
+    instructions of a CTA (all its warps' rows) rather than row by row (gpusim.memory.cache.global_levels).
     not_issued (a diagnosis): also the share of each state's cycles in which the warp's SMSP issued
     nothing (gpusim__<state>_not_issued.pct), what ncu's PC sampling counts as not-issued samples.
     progress: called as progress(steps done, steps) after the first-round finish order, the L2 model and
@@ -368,7 +370,7 @@ def predict(result, arch: str | GPU | None = None, *, levels: bool = True, windo
         finish = slot_finish(result, gpu, result.occupancy.blocks_per_sm, ptxas)
     step()
     levels_fn = _Levels(result, gpu, levels, schedule=schedule, slot_finish=finish,
-                        pending_ns=gpu.dram_latency_ns if l2_pending else 0.0)
+                        pending_ns=gpu.dram_latency_ns if l2_pending else 0.0, dram_rows=dram_rows)
     step()
     for r, count in plan:
         cyc, v, trips, per_trip, t, bidx, ops, t2 = time_round(result, gpu, r, levels_fn, windows, full, ptxas,
@@ -439,6 +441,8 @@ def predict(result, arch: str | GPU | None = None, *, levels: bool = True, windo
         notes.append(f"L2 model: CTA schedule {schedule!r}" + (" (the H200's recorded one: a replay, not a "
                                                                 "prediction)" if schedule == "measured" else "")
                      + ("; L2 hits on lines still being filled wait for the fill" if l2_pending else ""))
+    if dram_rows != "spread":
+        notes.append(f"DRAM rows {dram_rows} by load instruction and CTA (a diagnosis, not the prediction)")
     if table:
         notes.append(f"issue gaps: ptxas's stall counts from {table[1]}.sass")
     elif control_codes:

@@ -10,6 +10,7 @@ import pytest
 
 import gpusim
 from gpusim.arch import get_arch
+from gpusim.errors import GpusimError
 from gpusim.memory import cache as C
 from gpusim.timing.lower import LEVEL_L1 as T_L1, LEVEL_L2 as T_L2, LEVEL_DRAM as T_DRAM
 
@@ -117,6 +118,29 @@ def test_global_levels_window():
     assert (lv2[gidx][miss & ~is_a] == C.LEVEL_L2).all()
     lv3 = C.global_levels(tr, H200, l2_miss_fraction=0.25)
     assert abs((lv3[gidx] == C.LEVEL_DRAM).sum() - 0.25 * miss.sum()) <= 1
+
+
+def test_global_levels_grouped_dram_rows():
+    """dram_rows="grouped": every warp's row of one load instruction of one CTA comes from one level, and
+    about the requested share of those instructions goes to DRAM; "spread" splits such groups."""
+    r = gpusim.simulate("regtile1d", 512, keep_trace=True)
+    from gpusim.timing.kernel_time import build_window
+    tr, _ = build_window(r, [(0, 0, 0), (1, 0, 0)], 4)
+    gidx, _ = C._global_load_rows(tr)
+    key = tr.rows["seq"][gidx].astype(np.int64) * 1024 + tr.rows["cta"][gidx]
+
+    def levels_per_group(lv):
+        return [set(lv[gidx][key == k]) for k in np.unique(key)]
+    grouped = C.global_levels(tr, H200, l2_miss_fraction=0.3, dram_rows="grouped")
+    missed = [g for g in levels_per_group(C.global_levels(tr, H200, l2_miss_fraction=0.0)) if C.LEVEL_L2 in g]
+    per = levels_per_group(grouped)
+    assert all(len(g) == 1 for g in per)
+    n_dram = sum(g == {C.LEVEL_DRAM} for g in per)
+    assert abs(n_dram - 0.3 * len(missed)) <= 1
+    spread = C.global_levels(tr, H200, l2_miss_fraction=0.3)
+    assert any(len(g) > 1 for g in levels_per_group(spread))
+    with pytest.raises(GpusimError):
+        C.global_levels(tr, H200, dram_rows="by line")
 
 
 def test_set_sampling_error():
