@@ -269,6 +269,14 @@ def barrier():
         sp = lambda a: float(np.median((a.max(axis=1) - a.min(axis=1))[:, 4:]))   # noqa: E731  (from slab 4)
         print(f"{'sim ' + policy:12s} {fmt(arrival_ranks(a1)):>24s} {sp(a1):7.0f}   {fmt(arrival_ranks(a2)):>24s} "
               f"{sp(a2):7.0f}")
+    from tests.timing.test_barrier_wait import engine_load_times, within_cta_share
+    q = REC["load_latency_quantiles_cycles"]
+    print("global-load time per warp and slab (cycles): 10/50/90th percentile, share of variance within a CTA's slab")
+    print(f"{'H200':12s} {q['10']:5.0f} {q['50']:5.0f} {q['90']:5.0f}   {REC['load_latency_within_cta_share']:.2f}")
+    for dr in ("spread", "grouped"):
+        lat = engine_load_times(dr)
+        p10, p50, p90 = np.percentile(lat, [10, 50, 90])
+        print(f"{'sim ' + dr:12s} {p10:5.0f} {p50:5.0f} {p90:5.0f}   {within_cta_share(lat):.2f}   (DRAM rows {dr})")
 
 
 def queue():

@@ -8,7 +8,7 @@ clock64 four times in each of slabs 16-31: t0 after its stores to shared memory 
 back), t1 after the first barrier, t2 after its dot loop, t3 after the second barrier. Per warp of a
 CTA (0-15: the warp's age within it) this gives the wait at each barrier (t1 - t0, t3 - t2) and the
 order in which the CTA's warps reach it (rank of t0 / t2 among the 16, 0 = first), and how spread out
-the arrivals are. tests/timing/test_barrier_wait.py and `python bench/bench_micro.py --only barrier` put
+the arrivals are; and each warp's global-load time per slab (load_latency). tests/timing/test_barrier_wait.py and `python bench/bench_micro.py --only barrier` put
 the engine's order beside it (the H200's younger warps arrive first: the scheduler's age preference).
 """
 from __future__ import annotations
@@ -46,7 +46,26 @@ def per_warp(stamps: np.ndarray) -> dict:
             "wait1_mean_cycles": r(wait1.mean(axis=(0, 2))), "wait2_mean_cycles": r(wait2.mean(axis=(0, 2))),
             "arrival1_mean_rank": r(arrival_ranks(t[..., 0])), "arrival2_mean_rank": r(arrival_ranks(t[..., 2])),
             "spread1_median_cycles": float(np.median(spread1)), "spread2_median_cycles": float(np.median(spread2)),
-            "slab_median_cycles": float(np.median(np.diff(t[:, 0, :, 0], axis=1)))}
+            "slab_median_cycles": float(np.median(np.diff(t[:, 0, :, 0], axis=1))),
+            **load_latency(t)}
+
+
+HIST_BIN = 50           # cycles per bin of the load-latency histogram
+
+
+def load_latency(t: np.ndarray) -> dict:
+    """Each warp's global-load time per slab, t0 of slab s+1 - t3 of slab s (from the second barrier's
+    release, after a shared load, to its shared stores: the slab's LDGs, their data, the STS issue): its
+    quantiles, a histogram (HIST_BIN-cycle bins), the median spread over a CTA's warps in one slab, and the
+    share of its variance that lies within a (CTA, slab) (1: the warps of a CTA differ as much as any;
+    0: they wait alike)."""
+    lat = t[:, :, 1:, 0] - t[:, :, :-1, 3]                      # [CTAs, warps, slabs - 1]
+    within = lat.var(axis=1).mean()
+    hist = np.bincount(np.clip(lat.ravel() // HIST_BIN, 0, 59).astype(np.int64), minlength=60)
+    return {"load_latency_quantiles_cycles": {str(q): float(np.percentile(lat, q)) for q in (10, 25, 50, 75, 90)},
+            "load_latency_hist": {"bin_cycles": HIST_BIN, "counts": hist.tolist()},
+            "load_latency_cta_spread_median_cycles": float(np.median(lat.max(axis=1) - lat.min(axis=1))),
+            "load_latency_within_cta_share": round(float(within / lat.var()), 4)}
 
 
 def run_on_gpu(out: Path):
@@ -82,7 +101,8 @@ def record(dir_: Path, dest: Path):
                "clock64 after its shared stores (t0), after the first __syncthreads (t1, read after a shared load), "
                "after its dot loop (t2) and after the second __syncthreads (t3, after a shared load), in slabs "
                "16-31; the second of two launches is kept; wait1 = t1 - t0, wait2 = t3 - t2, medians and means "
-               "over every CTA and slab (kernels_cuda/micro/barrier_wait.py)",
+               "over every CTA and slab; load latency = t0 of the next slab - t3, its quantiles, histogram, spread "
+               "within a CTA and the share of its variance within a (CTA, slab) (kernels_cuda/micro/barrier_wait.py)",
         "command": prov["command"] + " (on the H200), then --record DIR here",
         "source": "kernels_cuda/micro/barrier_wait.cu:barrier_wait",
         **provenance(prov),
