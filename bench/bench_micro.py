@@ -277,6 +277,15 @@ def barrier():
         lat = engine_load_times(dr)
         p10, p50, p90 = np.percentile(lat, [10, 50, 90])
         print(f"{'sim ' + dr:12s} {p10:5.0f} {p50:5.0f} {p90:5.0f}   {within_cta_share(lat):.2f}   (DRAM rows {dr})")
+    from tests.timing.test_coalesced_wait import REC as CW, engine_a_load_times, within_share
+    q = CW["load_latency_quantiles_cycles"]
+    print("coalesced_wait: coalesced 4096, each warp's first A load of a K chunk (cycles), share of variance "
+          "within a CTA's chunk")
+    print(f"{'H200':12s} {q['10']:5.0f} {q['50']:5.0f} {q['90']:5.0f}   {CW['load_latency_within_cta_share']:.2f}")
+    for dr in ("spread", "grouped"):
+        lat, keys = engine_a_load_times(dr)
+        p10, p50, p90 = np.percentile(lat, [10, 50, 90])
+        print(f"{'sim ' + dr:12s} {p10:5.0f} {p50:5.0f} {p90:5.0f}   {within_share(lat, keys):.2f}   (DRAM rows {dr})")
 
 
 def queue():
