@@ -59,7 +59,13 @@ def load_latency(t: np.ndarray) -> dict:
     quantiles, a histogram (HIST_BIN-cycle bins), the median spread over a CTA's warps in one slab, and the
     share of its variance that lies within a (CTA, slab) (1: the warps of a CTA differ as much as any;
     0: they wait alike)."""
-    lat = t[:, :, 1:, 0] - t[:, :, :-1, 3]                      # [CTAs, warps, slabs - 1]
+    return latency_summary(t[:, :, 1:, 0] - t[:, :, :-1, 3])      # [CTAs, warps, slabs - 1]
+
+
+def latency_summary(lat: np.ndarray) -> dict:
+    """lat: [CTAs, warps, samples] load times (cycles). Quantiles, histogram, median spread over a CTA's warps
+    in one sample, share of the variance within a (CTA, sample) (coalesced_wait.py uses it too)."""
+    lat = np.asarray(lat, np.float64)
     within = lat.var(axis=1).mean()
     hist = np.bincount(np.clip(lat.ravel() // HIST_BIN, 0, 59).astype(np.int64), minlength=60)
     return {"load_latency_quantiles_cycles": {str(q): float(np.percentile(lat, q)) for q in (10, 25, 50, 75, 90)},

@@ -20,7 +20,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1]))
 sys.path.insert(0, str(HERE))
 from micro_cli import build_and_run, provenance, gpu_provenance, out_or_record  # noqa: E402
-from barrier_wait import HIST_BIN  # noqa: E402
+from barrier_wait import latency_summary  # noqa: E402
 
 N = 4096
 WARPS_PER_CTA = 32
@@ -29,13 +29,7 @@ KEPT_CTAS = 512          # the stamps brought back (the summary is over all 1638
 
 def summarize(stamps: np.ndarray) -> dict:
     """stamps: [CTAs, 32 warps, chunks, 2] (t0, t1)."""
-    lat = (stamps[..., 1] - stamps[..., 0]).astype(np.float64)
-    within = lat.var(axis=1).mean()
-    hist = np.bincount(np.clip(lat.ravel() // HIST_BIN, 0, 59).astype(np.int64), minlength=60)
-    return {"load_latency_quantiles_cycles": {str(q): float(np.percentile(lat, q)) for q in (10, 25, 50, 75, 90)},
-            "load_latency_hist": {"bin_cycles": HIST_BIN, "counts": hist.tolist()},
-            "load_latency_cta_spread_median_cycles": float(np.median(lat.max(axis=1) - lat.min(axis=1))),
-            "load_latency_within_cta_share": round(float(within / lat.var()), 4)}
+    return latency_summary(stamps[..., 1] - stamps[..., 0])
 
 
 def run_on_gpu(out: Path):

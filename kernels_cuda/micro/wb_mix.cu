@@ -6,7 +6,8 @@
 // dot_ffma trip (64 FFMAs on registers loaded once: no loads of their own), TRIPS trips; warps in LMASK run
 // LTRIPS bursts of 8 independent shared loads of KIND (0: LDS.32 conflict-free, 1: LDS.128 conflict-free,
 // 2: LDS.128 broadcast: one 16-B word for all lanes) folded into an integer accumulator; the other warps
-// exit. Lane 0 of every running warp stamps clock64 at the top of each trip / burst.
+// exit. Lane 0 of every running warp stamps clock64 at the top of each trip / burst. (The FFMA trip is a copy
+// of dot_pair.cu's, not shared through a header, so that dot_pair.cu stays the source of its recorded SASS.)
 // Usage: wb_mix FMASK LMASK KIND [CTAS [LTRIPS]]  (prints "wb F L K warp W slot S role R t0 t1 ..." per warp
 // of CTA 0; CTAS > 1 launches one CTA per SM for ncu)
 // Build: nvcc -arch=sm_90 -O3 -o wb_mix kernels_cuda/micro/wb_mix.cu
