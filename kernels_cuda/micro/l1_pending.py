@@ -64,8 +64,9 @@ def run_on_gpu(out: Path):
         Path(str(rep) + ".ncu-rep").unlink(missing_ok=True)
         print(label(row), {k: round(v, 2) for k, v in res["profiled"][label(row)].items()
                            if "pending" in k or "latency" in k or "hit_rate" in k}, flush=True)
-        res["ncu_command"] = " ".join(cmd[:-5]).replace(",".join(metrics), "<metrics>") + \
-            " <bin> MODE WARPS MIB REPS SMEM_KB"
+        res["ncu_command"] = " ".join(["ncu"] + cmd[1:-9] + ["-f", "-o", "<work>/pending_rep", "<bin>", "G", "WARPS",
+                                                             "MIB", "REPS", "SMEM_KB"]).replace(",".join(metrics),
+                                                                                                "<metrics>")
     (out / "pending_prov.json").write_text(json.dumps(res))
     exe.unlink(missing_ok=True)
 

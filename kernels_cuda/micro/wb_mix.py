@@ -67,8 +67,9 @@ def run_on_gpu(out: Path):
         res["profiled"][_label(f, l, k)] = {"metrics": met, "pcsamp_per_pc": per_pc}
         Path(str(rep) + ".ncu-rep").unlink(missing_ok=True)
         print(_label(f, l, k), {s: round(v, 2) for s, v in met.items() if v}, flush=True)
-    res["ncu_command"] = " ".join(cmd[:-5]).replace(",".join(metrics), "<metrics>") + " <bin> F L KIND 132 192" \
-        if ncu else ""
+    res["ncu_command"] = " ".join(["ncu"] + cmd[1:-9] + ["-f", "-o", "<work>/wb_rep", "<bin>", "F", "L", "KIND",
+                                                         str(CTAS), str(LTRIPS)]).replace(",".join(metrics),
+                                                                                          "<metrics>") if ncu else ""
     (out / "wb_prov.json").write_text(json.dumps(res))
     exe.unlink(missing_ok=True)
 
