@@ -270,23 +270,28 @@ def barrier():
         print(f"{'sim ' + policy:12s} {fmt(arrival_ranks(a1)):>24s} {sp(a1):7.0f}   {fmt(arrival_ranks(a2)):>24s} "
               f"{sp(a2):7.0f}")
     from tests.timing.test_barrier_wait import engine_load_times, within_cta_share
-    q = REC["load_latency_quantiles_cycles"]
-    print("global-load time per warp and slab (cycles): 10/50/90th percentile, share of variance within a CTA's slab")
-    print(f"{'H200':12s} {q['10']:5.0f} {q['50']:5.0f} {q['90']:5.0f}   {REC['load_latency_within_cta_share']:.2f}")
+    from tests.timing.test_coalesced_wait import REC as CW, engine_a_load_times, within_share
+    slabs, chunks = {}, {}
     for dr in ("spread", "grouped"):
         lat = engine_load_times(dr)
-        p10, p50, p90 = np.percentile(lat, [10, 50, 90])
-        print(f"{'sim ' + dr:12s} {p10:5.0f} {p50:5.0f} {p90:5.0f}   {within_cta_share(lat):.2f}   (DRAM rows {dr})")
-    from tests.timing.test_coalesced_wait import REC as CW, engine_a_load_times, within_share
-    q = CW["load_latency_quantiles_cycles"]
-    print("coalesced_wait: coalesced 4096, each warp's first A load of a K chunk (cycles), share of variance "
-          "within a CTA's chunk")
-    print(f"{'H200':12s} {q['10']:5.0f} {q['50']:5.0f} {q['90']:5.0f}   {CW['load_latency_within_cta_share']:.2f}")
-    for dr in ("spread", "grouped"):
+        slabs[dr] = (lat, within_cta_share(lat))
         lat, keys = engine_a_load_times(dr)
-        p10, p50, p90 = np.percentile(lat, [10, 50, 90])
-        print(f"{'sim ' + dr:12s} {p10:5.0f} {p50:5.0f} {p90:5.0f}   {within_share(lat, keys):.2f}   (DRAM rows {dr})")
+        chunks[dr] = (lat, within_share(lat, keys))
+    _load_times("global-load time per warp and slab (cycles): 10/50/90th percentile, share of variance within a "
+                "CTA's slab", REC, slabs)
+    _load_times("coalesced_wait: coalesced 4096, each warp's first A load of a K chunk (cycles), share of variance "
+                "within a CTA's chunk", CW, chunks)
 
+
+def _load_times(title, rec, sims):
+    """The H200's load-time percentiles and within-CTA share (a record's details) beside the engine's, for
+    each way of spreading the DRAM rows: sims {dram_rows: (latencies, share)}."""
+    q = rec["load_latency_quantiles_cycles"]
+    print(title)
+    print(f"{'H200':12s} {q['10']:5.0f} {q['50']:5.0f} {q['90']:5.0f}   {rec['load_latency_within_cta_share']:.2f}")
+    for dr, (lat, share) in sims.items():
+        p10, p50, p90 = np.percentile(lat, [10, 50, 90])
+        print(f"{'sim ' + dr:12s} {p10:5.0f} {p50:5.0f} {p90:5.0f}   {share:.2f}   (DRAM rows {dr})")
 
 def queue():
     from tests.timing.test_queue_warps import ROWS, run as burst_run

@@ -21,7 +21,7 @@ from tests.timing.ladder_window import first_round_window
 ROOT = Path(__file__).resolve().parents[2]
 REC = json.loads((ROOT / "traces/hw/h200/micro/barrier_wait.json").read_text())["details"]
 sys.path.insert(0, str(ROOT / "kernels_cuda" / "micro"))
-from barrier_wait import arrival_ranks  # noqa: E402  (the micro's own analysis)
+from barrier_wait import arrival_ranks, latency_summary  # noqa: E402  (the micro's own analysis)
 
 WARPS = 16
 
@@ -105,8 +105,8 @@ def engine_load_times(dram_rows: str) -> np.ndarray:
 
 
 def within_cta_share(lat: np.ndarray) -> float:
-    """The share of the load times' variance within a (CTA, slab), as the micro's record computes it."""
-    return float(lat.var(axis=1).mean() / lat.var())
+    """The share of the load times' variance within a (CTA, slab), by the micro's own analysis."""
+    return latency_summary(lat)["load_latency_within_cta_share"]
 
 
 def test_h200_warps_of_a_cta_wait_on_their_global_loads_alike():
