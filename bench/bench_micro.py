@@ -39,7 +39,7 @@ l2_light_ncu.json: read_bw's and read_bw_f32's streams at light load (tests/timi
   traces after their SASS): global-load latency from issue to retirement and loads in flight per SM.
 wb_mix.json: an FFMA warp (dot_ffma's trip) beside shared-load warps on its SMSP or another, and load warps
   alone or in pairs (tests/timing/test_wb_mix.py's traces after the loops' SASS): median cycles a trip / burst.
-Usage: python bench/bench_micro.py [--only lds|l2|tile|wide|mio|phase|dot|barrier|queue|wb|stream|mix]
+Usage: python bench/bench_micro.py [--only lds|l2|tile|wide|mio|phase|dot|barrier|queue|wb|stream|mix|pending]
 """
 import argparse
 import json
@@ -391,6 +391,24 @@ def wb_mix():
         print(f"F {f:5s} L {l:5s}     {r['kind'] if l != '0x0' else '-':18s}  " + "   ".join(cols[:3]) + ("  ..." if len(cols) > 3 else ""))
 
 
+def pending():
+    """l1_pending.json's G = 32 rows (32 warps on the same U lines a step): the engine on the recorded SASS loop
+    beside the H200, with a hit on a pending line freeing its LG entry at its own return (the preset) and
+    holding it until the fill (the rule before)."""
+    import dataclasses
+    from tests.timing.test_l1_pending import summary
+    print(f"\n{'l1_pending, G = 32 of 32 warps':34s} {'loads/cycle':>17s} {'in flight':>15s} {'latency':>13s} "
+          f"{'lg_throttle':>13s} {'long_sb':>13s}")
+    print(f"{'':34s}" + "   H200   sim" * 5 + "   (sim with the entry held until the fill)")
+    held = dataclasses.replace(H200, pending_hit_entry_until_fill=True)
+    for u, dram in ((4, False), (8, False), (16, False), (32, False), (16, True)):
+        s, h = summary(u, dram), summary(u, dram, held)["sim"]
+        cells = "".join(f" {hv if hv is not None else float('nan'):6.2f} {sv:5.2f}" if k in (0, 3, 4)
+                        else f" {hv if hv is not None else float('nan'):6.0f} {sv:5.0f}"
+                        for k, (hv, sv) in enumerate(zip(s["hw"], s["sim"])))
+        print(f"{'U ' + str(u) + (' DRAM' if dram else ' L2'):34s}{cells}   ({h[0]:.2f} {h[1]:.0f} {h[2]:.0f} {h[3]:.2f} {h[4]:.2f})")
+
+
 def ncu_stall(reason):
     return f"smsp__average_warps_issue_stalled_{reason}_per_issue_active.ratio"
 
@@ -398,7 +416,7 @@ def ncu_stall(reason):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--only", choices=("lds", "l2", "tile", "wide", "mio", "phase", "dot", "barrier", "queue", "wb",
-                                       "stream", "mix"))
+                                       "stream", "mix", "pending"))
     a = ap.parse_args()
     if a.only in (None, "lds"):
         lds()
@@ -425,6 +443,8 @@ def main():
         streams()
     if a.only in (None, "mix"):
         wb_mix()
+    if a.only in (None, "pending"):
+        pending()
 
 
 if __name__ == "__main__":

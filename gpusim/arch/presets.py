@@ -162,6 +162,9 @@ class GPU:
     # 1175 / 2199 cycles: the 32nd waits for the 2nd load's DATA (start 65 + 62 + 23 = 150), then one
     # issue per 64-cycle return: an MIO / LG entry counts against the depth until its data returns
     queue_entry_until_return: bool = True   # [M] (False: until the pipe takes it)
+    pending_hit_entry_until_fill: bool = False  # [M] an L1 hit on a line still being filled: its LG entry counts until its own
+    # return from L1TEX, not until the fill (micro/l1_pending.json, l1_shared_ncu.json: 130-204 such loads in
+    # flight per SM with lg_throttle at most 1.25 per issue; True: the engine held 80 of them at 7.7)
 
     def describe(self) -> dict:
         return {f.name: getattr(self, f.name) for f in fields(self)}

@@ -76,7 +76,8 @@ Model (all times integer SM cycles; `t` is the current cycle):
     the tag stage takes 16 sectors a cycle, the data stage one 128-B line a cycle.
     A load's data comes from level[row] (0 L1, 1 L2, 2 DRAM, from the cache model or all L2)
     after that level's latency; an L1 hit on a line that an earlier miss is still fetching gets
-    its data when that fill lands, not before, and its queue entry counts until then (the cache
+    its data when that fill lands, not before; its queue entry counts until its own return from
+    L1TEX (P_HIT_HOLDS_TO_FILL = 0, micro/l1_pending.json), or until the fill (1) (the cache
     model decides hit or miss in program order; the engine keeps, per 128-B line, when its last
     fill from L2/DRAM completes). When a hit reaches L1TEX before the miss the cache model put
     ahead of it (provider), the hit fetches the line at the miss's level and the miss, when it
@@ -137,7 +138,7 @@ U_NONE, U_FMA, U_HEAVY, U_ALU, U_XU = range(5)
  P_POLICY, P_MIO_SM_DEPTH, P_LG_SM_DEPTH, P_L1_LINES, P_BAR_ARRIVE, P_L2_SHARE_FP, P_DRAM_SHARE_FP,
  P_SWITCH_FMA, P_MEM_ISSUE_IV, P_WARP_SHARED_CPW, P_SMSP_L1_CPL, P_QUEUE_AT_RETURN, P_SHARED_WB,
  P_SB_GLOBAL, P_SB_SHARED, P_DATA_PIPE_UNIFIED, P_NO_SKIP, P_NOT_ISSUED, P_LSU_IN_ORDER, P_DATA_PIPE_TURNS,
- P_LSU_READ_AHEAD, P_LG_SM_UNTAKEN, N_PARAMS) = range(36)
+ P_LSU_READ_AHEAD, P_LG_SM_UNTAKEN, P_HIT_HOLDS_TO_FILL, N_PARAMS) = range(37)
 FP = 256              # sub-cycle units of the L2 / DRAM bandwidth servers
 POLICY_GTO, POLICY_LRR, POLICY_GTO_OLDEST, POLICY_GTY = 0, 1, 2, 3
 # counters vector
@@ -283,6 +284,7 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
     smsp_l1_free = np.zeros(n_smsp, np.int64)       # ... and into the L1TEX data stage
     last_mem = np.full(n_warps, -(INF // 2), np.int64)   # each warp's last memory-instruction issue
     at_return = params[P_QUEUE_AT_RETURN]
+    hit_to_fill = params[P_HIT_HOLDS_TO_FILL] != 0
     # queue occupancy as the issue stage sees it: an entry counts from its issue until its data
     # returns (at_return) or until the pipe takes it; *_fl per SMSP, *_total per SM, *_ret the
     # release times of entries the pipe took, *_nr the earliest of them
@@ -1078,7 +1080,9 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                 # the take's bookkeeping, as at the shared pipe
                 ready[r] = max(done, fill_at)
                 taken_at[r] = t
-                rel = ready[r] if at_return else t
+                # the entry counts until the data returns (at_return): for a hit on a line still on its
+                # way, until the fill (hit_to_fill) or until the hit's own return from L1TEX
+                rel = (ready[r] if hit_to_fill else done) if at_return else t
                 lg_ret[s, lg_rn[s]] = rel
                 lg_rn[s] += 1
                 wt = np.int64(rows[r, R_WARP])
@@ -1096,7 +1100,7 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                             read_at[r2] = t
                             recheck[rows[r2, R_WARP]] = 0
                 if fill_at > done:
-                    # the hit's queue entry frees with its own return; its data waits for the fill
+                    # its data waits for the fill
                     ready[r] = fill_at
                     mem_done[wt] = max(mem_done[wt], fill_at)
                     wake = min(wake, fill_at)

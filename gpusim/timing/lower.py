@@ -149,6 +149,7 @@ def engine_params(arch: GPU, policy: str = "gty", active_sms: int | None = None,
     p[E.P_DATA_PIPE_TURNS] = int(arch.data_pipe_clients_take_turns)
     p[E.P_LSU_READ_AHEAD] = arch.lsu_queue_read_ahead
     p[E.P_QUEUE_AT_RETURN] = int(arch.queue_entry_until_return)
+    p[E.P_HIT_HOLDS_TO_FILL] = int(arch.pending_hit_entry_until_fill)
     p[E.P_MIO_SM_DEPTH] = arch.mio_sm_queue_depth
     p[E.P_LG_SM_DEPTH] = arch.lg_sm_queue_depth
     p[E.P_LG_SM_UNTAKEN] = arch.lg_sm_untaken_depth

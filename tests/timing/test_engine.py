@@ -460,16 +460,20 @@ def test_the_lg_pool_holds_at_most_the_untaken_cap_of_global_instructions_l1tex_
     assert states(res, 3) == {"selected": 1, "lg_throttle": 5, "drain": 41}
 
 
-def test_a_hit_on_a_line_in_flight_holds_its_queue_entry_until_the_fill():
+def test_a_hit_on_a_line_in_flight_frees_its_queue_entry_at_its_own_return():
     """An LG entry counts until its load's data returns (queue_entry_until_return); for an L1 hit on a
-    line an earlier miss is still fetching, that is the fill. With 2 entries per SMSP: the miss (0) and
-    the hit on its line (1) hold both until 282, so the third load issues at 282, not at 1 + 32."""
-    arch = replace(ARCH, queue_entry_until_return=True, lg_queue_depth=2)
+    line an earlier miss is still fetching, until the hit's own return from L1TEX, not the fill
+    (pending_hit_entry_until_fill False: micro/l1_pending.json). With 2 entries per SMSP: the miss (0)
+    holds one until 282, the hit on its line (1) the other until 1 + 32, so the third load issues at 33
+    (at 282 when the hit holds its entry until the fill); the hit's data still comes with the fill."""
     spec = [(0, "LDG.E", 0, (), 0), (0, "LDG.E", 1, (), 1), (0, "LDG.E", 2, (), 2)]
     lvl = np.array([LEVEL_L2, LEVEL_L1, LEVEL_L1], np.int8)
-    res = simulate_sm(addr_trace(spec, [5, 5, 9]), arch, global_level=lvl)
-    assert res.issue_cycle.tolist() == [0, 1, 282]
-    check_invariants(res)
+    for until_fill, third in ((False, 33), (True, 282)):
+        arch = replace(ARCH, queue_entry_until_return=True, lg_queue_depth=2, pending_hit_entry_until_fill=until_fill)
+        res = simulate_sm(addr_trace(spec, [5, 5, 9]), arch, global_level=lvl)
+        assert res.issue_cycle.tolist() == [0, 1, third]
+        assert res.ready_cycle[1] >= res.ready_cycle[0]
+        check_invariants(res)
 
 
 def test_a_miss_takes_the_data_pipe_when_its_fill_lands():

@@ -1,0 +1,134 @@
+"""Hits on a line whose fill is on its way: the engine against traces/hw/h200/micro/l1_pending.json's deep rows
+(kernels_cuda/micro/l1_pending.cu's l1_pending_deep<U>: one CTA of 32 warps per SM, all 32 reading the same
+U lines a step, so each line is one miss and 31 hits on it; U = 4 is l1_pending itself).
+
+The engine runs a trace of the recorded SASS's main loop (micro/l1_pending.sass), its registers giving the
+dependencies: the leader warp's loads (warp 0, first in the cache model's order) go to the L2 (one in six to
+DRAM: the profiled launch's L2 hit rate is 82 %, ncu flushing the caches first) or all to DRAM (the 2 GiB
+row), the other warps' loads are L1 hits on those lines. These are calibration rows, not the ladder.
+"""
+import dataclasses
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from gpusim.arch.presets import H200
+from gpusim.timing import simulate_sm, stall_metric, LEVEL_L1, LEVEL_L2, LEVEL_DRAM
+from tests.timing.hand_trace import HandTrace
+
+MICRO = Path(__file__).resolve().parents[2] / "traces/hw/h200/micro"
+REC = json.loads((MICRO / "l1_pending.json").read_text())
+ROWS = {r["label"]: r for r in REC["details"]["rows"]}
+PENDING = "sm__inst_pending_pipe_lsu_mem_lg_cmd_read.avg.per_cycle_active"
+LATENCY = "sm__average_inst_latency_pipe_lsu_mem_lg_cmd_read.ratio"
+_INSN = re.compile(r"/\*([0-9a-f]{4})\*/\s+(@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]*)\s*([^;]*);")
+
+
+def label(u: int, dram: bool) -> str:
+    mib, reps = (2048, 1) if dram else (16, 8)
+    return f"G 32 of 32 warps {mib} MiB x{reps} smem 200 KB" + (f" U {u}" if u != 4 else "")
+
+
+def main_loop(u: int) -> list[tuple[str, list[int], list[int]]]:
+    """The recorded SASS's main loop of l1_pending (U = 4) or l1_pending_deep<U>: [(opcode, registers
+    written, registers read)], the loop being the innermost backward branch with the most LDGs."""
+    sass = (MICRO / "l1_pending.sass").read_text()
+    name = "l1_pending" if u == 4 else f"_Z15l1_pending_deepILi{u}E"
+    start = [m.start() for m in re.finditer(r"Function : (\S+)", sass) if sass[m.start() + 11:].startswith(name)
+             and (u != 4 or sass[m.start() + 11:].split()[0] == name)][0]
+    end = sass.find("Function :", start + 10)
+    insns = [(int(m.group(1), 16), m.group(3), m.group(4)) for m in _INSN.finditer(sass[start:end if end > 0 else None])]
+    loops = []
+    for pc, op, args in insns:
+        m = re.match(r"(0x[0-9a-f]+)", args.strip())
+        if op.startswith("BRA") and m and int(m.group(1), 16) < pc:
+            loops.append((int(m.group(1), 16), pc))
+    inner = [(lo, hi) for lo, hi in loops if not any(lo <= a and b < hi for a, b in loops if (a, b) != (lo, hi))]
+    best = max(([x for x in insns if lo <= x[0] <= hi] for lo, hi in inner),
+               key=lambda body: sum(o.startswith("LDG") for _, o, _ in body))
+    out = []
+    for _, op, args in best:
+        regs = [(int(r), ".64" in tail) for r, tail in re.findall(r"\bR(\d+)(\.64)?", args)]
+        def expand(rs):
+            return [x for r, wide in rs for x in ((r, r + 1) if wide else (r,))]
+        if op.startswith(("BRA", "ISETP", "STG")):
+            out.append((op, [], expand(regs)))
+        else:
+            out.append((op, expand(regs[:1]), expand(regs[1:])))
+    return out
+
+
+def pending_run(u: int, dram: bool, gpu=H200, steps: int = 24, warps: int = 32):
+    """The engine on `steps` trips of the loop by `warps` warps reading the same U lines a trip."""
+    body = main_loop(u)
+    ht, lv, n_ld = HandTrace(), [], 0
+    for w in range(warps):
+        add = ht.warp(w)
+        last: dict = {}
+        add("BAR.SYNC"); lv.append(LEVEL_L1)
+        for s in range(steps):
+            k = 0
+            for op, dst, src in body:
+                deps = tuple(dict.fromkeys(last[r] for r in src if r in last))[:3]
+                if op.startswith("LDG"):
+                    seq = add("LDG", deps, sec=4, lines=1, line=s * u + k)
+                    k += 1
+                    if w == 0:
+                        lv.append(LEVEL_DRAM if dram or n_ld % 6 == 5 else LEVEL_L2)
+                        n_ld += 1
+                    else:
+                        lv.append(LEVEL_L1)
+                else:
+                    seq = add(op.split(".")[0] if op.startswith(("BRA", "ISETP")) else op, deps)
+                    lv.append(LEVEL_L1)
+                for r in dst:
+                    last[r] = seq
+        add("EXIT"); lv.append(LEVEL_L1)
+    t = ht.trace()
+    return simulate_sm(t, gpu, global_level=np.array(lv, np.int8), active_sms=gpu.sm_count), steps * u * warps
+
+
+def summary(u: int, dram: bool, gpu=H200) -> dict:
+    """The engine's loads per SM cycle, loads in flight, their latency and the warps' lg_throttle and
+    long_scoreboard per issue, beside the H200's."""
+    res, loads = pending_run(u, dram, gpu)
+    m = res.metrics
+    hw = ROWS[label(u, dram)]
+    n = hw.get("ncu", {})
+    return {"sim": (loads / res.cycles, m[PENDING], m[LATENCY], m[stall_metric("lg_throttle")],
+                    m[stall_metric("long_scoreboard")]),
+            "hw": (hw["loads_per_sm_cycle"], n.get(PENDING), n.get(LATENCY), n.get(stall_metric("lg_throttle")),
+                   n.get(stall_metric("long_scoreboard")))}
+
+
+def test_main_loop_has_u_loads():
+    for u in (4, 8, 16, 32):
+        assert sum(op.startswith("LDG") for op, _, _ in main_loop(u)) == u
+
+
+def test_record_holds_more_pending_hits_than_the_lg_pool():
+    """The H200 fact the engine's rule rests on: with fills from DRAM, 32 warps reading one line a step
+    hold about 200 loads in flight per SM, twice the LG pool's 92 entries, with little lg_throttle."""
+    n = ROWS[label(16, True)]["ncu"]
+    assert n[PENDING] > 2 * H200.lg_sm_queue_depth
+    assert n[stall_metric("lg_throttle")] < 1.5
+
+
+@pytest.mark.parametrize("until_fill", [False, True])
+def test_engine_pending_hits_from_dram(until_fill):
+    """The DRAM row (U = 16): a hit's LG entry counting until its own return (the preset's rule) holds
+    the H200's number of loads in flight (within 10 %), its long_scoreboard within 10 % and its little
+    lg_throttle; counting until the fill (the engine's rule before) holds under half of them, the warps
+    waiting at issue instead."""
+    assert H200.pending_hit_entry_until_fill is False
+    s = summary(16, True, dataclasses.replace(H200, pending_hit_entry_until_fill=True) if until_fill else H200)
+    (_, pend, _, lg, lsb), (_, hw_pend, _, hw_lg, hw_lsb) = s["sim"], s["hw"]
+    if until_fill:
+        assert pend < 0.5 * hw_pend and lg > 4 * hw_lg
+    else:
+        assert pend == pytest.approx(hw_pend, rel=0.10)
+        assert lsb == pytest.approx(hw_lsb, rel=0.10)
+        assert lg < 1.5
