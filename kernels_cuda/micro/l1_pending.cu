@@ -32,6 +32,8 @@ extern "C" __global__ void l1_pending(const float *p, long long n_lines, int rep
 
 // The same with U loads in flight per thread (l1_pending's 4 are latency-bound: its warps wait on their own
 // loads and never reach a rate limit of L1TEX's). A step issues U loads of U lines, then sums them.
+// (Its first lines repeat l1_pending's: shared through a helper, both kernels compile to other SASS than the
+// record's micro/l1_pending.sass, which the H200 ran.)
 template <int U>
 __global__ void l1_pending_deep(const float *p, long long n_lines, int reps, int g, float *out) {
   extern __shared__ float pad_deep[];   // as l1_pending's pad
