@@ -39,7 +39,7 @@ l2_light_ncu.json: read_bw's and read_bw_f32's streams at light load (tests/timi
   traces after their SASS): global-load latency from issue to retirement and loads in flight per SM.
 wb_mix.json: an FFMA warp (dot_ffma's trip) beside shared-load warps on its SMSP or another, and load warps
   alone or in pairs (tests/timing/test_wb_mix.py's traces after the loops' SASS): median cycles a trip / burst.
-Usage: python bench/bench_micro.py [--only lds|l2|tile|wide|mio|phase|dot|barrier|queue|wb|stream|mix|pending]
+Usage: python bench/bench_micro.py [--only lds|l2|tile|wide|mio|phase|dot|barrier|queue|wb|stream|mix|pending|dense]
 """
 import argparse
 import json
@@ -409,6 +409,17 @@ def pending():
         print(f"{'U ' + str(u) + (' DRAM' if dram else ' L2'):34s}{cells}   ({h[0]:.2f} {h[1]:.0f} {h[2]:.0f} {h[3]:.2f} {h[4]:.2f})")
 
 
+def dense():
+    """l1_dense.json: L1TEX at about two instructions a load, the engine on the recorded SASS loop beside the H200."""
+    from tests.timing.test_l1_dense import summary, ROWS
+    print(f"\n{'l1_dense':52s} {'loads/cycle':>13s} {'L1TEX %':>13s} {'in flight':>13s} {'latency':>13s} "
+          f"{'lg_throttle':>13s} {'long_sb':>13s}")
+    print(f"{'':52s}" + "   H200    sim" * 6)
+    for label in ROWS:
+        s = summary(label)
+        print(f"{label:52s}" + "".join(f" {h:6.2f} {v:6.2f}" for h, v in zip(s["hw"], s["sim"])))
+
+
 def ncu_stall(reason):
     return f"smsp__average_warps_issue_stalled_{reason}_per_issue_active.ratio"
 
@@ -416,7 +427,7 @@ def ncu_stall(reason):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--only", choices=("lds", "l2", "tile", "wide", "mio", "phase", "dot", "barrier", "queue", "wb",
-                                       "stream", "mix", "pending"))
+                                       "stream", "mix", "pending", "dense"))
     a = ap.parse_args()
     if a.only in (None, "lds"):
         lds()
@@ -445,6 +456,8 @@ def main():
         wb_mix()
     if a.only in (None, "pending"):
         pending()
+    if a.only in (None, "dense"):
+        dense()
 
 
 if __name__ == "__main__":

@@ -34,12 +34,17 @@ def label(u: int, dram: bool) -> str:
 
 
 def main_loop(u: int) -> list[tuple[str, list[int], list[int]]]:
-    """The recorded SASS's main loop of l1_pending (U = 4) or l1_pending_deep<U>: [(opcode, registers
-    written, registers read)], the loop being the innermost backward branch with the most LDGs."""
-    sass = (MICRO / "l1_pending.sass").read_text()
-    name = "l1_pending" if u == 4 else f"_Z15l1_pending_deepILi{u}E"
-    start = [m.start() for m in re.finditer(r"Function : (\S+)", sass) if sass[m.start() + 11:].startswith(name)
-             and (u != 4 or sass[m.start() + 11:].split()[0] == name)][0]
+    """The recorded SASS's main loop of l1_pending (U = 4) or l1_pending_deep<U>."""
+    return sass_main_loop("l1_pending.sass", "l1_pending" if u == 4 else f"_Z15l1_pending_deepILi{u}E", exact=u == 4)
+
+
+def sass_main_loop(sass_name: str, function: str, exact: bool = False) -> list[tuple[str, list[int], list[int]]]:
+    """The main loop of a function (its name, or a prefix of it unless exact) in a recorded micro's SASS:
+    [(opcode, registers written, registers read)], the loop being the innermost backward branch with the
+    most LDGs."""
+    sass = (MICRO / sass_name).read_text()
+    start = [m.start() for m in re.finditer(r"Function : (\S+)", sass)
+             if (m.group(1) == function if exact else m.group(1).startswith(function))][0]
     end = sass.find("Function :", start + 10)
     insns = [(int(m.group(1), 16), m.group(3), m.group(4)) for m in _INSN.finditer(sass[start:end if end > 0 else None])]
     loops = []
@@ -62,34 +67,43 @@ def main_loop(u: int) -> list[tuple[str, list[int], list[int]]]:
     return out
 
 
+def loop_run(body, steps: int, warps: int, line_of, level_of, gpu=H200, ctas: int = 1):
+    """The engine on `steps` trips of a SASS loop body (sass_main_loop) by `ctas` CTAs of `warps` warps, its
+    registers giving the dependencies; the k-th LDG of trip s of warp w of CTA c reads line line_of(c, w, s, k)
+    from level_of(c, w, s, k). Returns (TimingResult, warp-level loads)."""
+    ht, lv, n_ld = HandTrace(), [], 0
+    for c in range(ctas):
+        for w in range(warps):
+            add = ht.warp(w, c)
+            last: dict = {}
+            add("BAR.SYNC"); lv.append(LEVEL_L1)
+            for s in range(steps):
+                k = 0
+                for op, dst, src in body:
+                    deps = tuple(dict.fromkeys(last[r] for r in src if r in last))[:3]
+                    if op.startswith("LDG"):
+                        seq = add("LDG", deps, sec=4, lines=1, line=line_of(c, w, s, k))
+                        lv.append(level_of(c, w, s, k))
+                        k += 1
+                        n_ld += 1
+                    else:
+                        seq = add(op.split(".")[0] if op.startswith(("BRA", "ISETP")) else op, deps)
+                        lv.append(LEVEL_L1)
+                    for r in dst:
+                        last[r] = seq
+            add("EXIT"); lv.append(LEVEL_L1)
+    t = ht.trace()
+    return simulate_sm(t, gpu, global_level=np.array(lv, np.int8), active_sms=gpu.sm_count), n_ld
+
+
 def pending_run(u: int, dram: bool, gpu=H200, flushed: bool = False, steps: int = 24, warps: int = 32):
     """The engine on `steps` trips of the loop by `warps` warps reading the same U lines a trip; flushed:
     the first eighth of the trips read DRAM (ncu's launch after its flush: the first of 8 passes)."""
-    body = main_loop(u)
-    ht, lv = HandTrace(), []
-    for w in range(warps):
-        add = ht.warp(w)
-        last: dict = {}
-        add("BAR.SYNC"); lv.append(LEVEL_L1)
-        for s in range(steps):
-            k = 0
-            for op, dst, src in body:
-                deps = tuple(dict.fromkeys(last[r] for r in src if r in last))[:3]
-                if op.startswith("LDG"):
-                    seq = add("LDG", deps, sec=4, lines=1, line=s * u + k)
-                    k += 1
-                    if w == 0:
-                        lv.append(LEVEL_DRAM if dram or (flushed and 8 * s < steps) else LEVEL_L2)
-                    else:
-                        lv.append(LEVEL_L1)
-                else:
-                    seq = add(op.split(".")[0] if op.startswith(("BRA", "ISETP")) else op, deps)
-                    lv.append(LEVEL_L1)
-                for r in dst:
-                    last[r] = seq
-        add("EXIT"); lv.append(LEVEL_L1)
-    t = ht.trace()
-    return simulate_sm(t, gpu, global_level=np.array(lv, np.int8), active_sms=gpu.sm_count), steps * u * warps
+    def level(c, w, s, k):
+        if w:
+            return LEVEL_L1
+        return LEVEL_DRAM if dram or (flushed and 8 * s < steps) else LEVEL_L2
+    return loop_run(main_loop(u), steps, warps, lambda c, w, s, k: s * u + k, level, gpu)
 
 
 def summary(u: int, dram: bool, gpu=H200) -> dict:
