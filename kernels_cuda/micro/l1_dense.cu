@@ -58,8 +58,8 @@ int main(int argc, char **argv) {
   if (argc < 7) { fprintf(stderr, "usage: %s G U WARPS CTAS_PER_SM KB_PER_CTA PASSES [SMEM_KB]\n", argv[0]); return 2; }
   const int g = atoi(argv[1]), u = atoi(argv[2]), warps = atoi(argv[3]), per_sm = atoi(argv[4]);
   const int kb = atoi(argv[5]), passes = atoi(argv[6]), smem_kb = argc > 7 ? atoi(argv[7]) : 0;
-  if (warps != 32 || (g != 1 && g != 32) || (u != 8 && u != 16)) {
-    fprintf(stderr, "this build has WARPS 32, G 1 or 32, U 8 or 16\n");
+  if (warps != 32 || 32 % g || (u != 8 && u != 16) || (u == 8 && g != 1 && g != 32)) {
+    fprintf(stderr, "this build has WARPS 32 and U 16 with G 1, 2, 4, 8, 16 or 32, U 8 with G 1 or 32\n");
     return 2;
   }
   int sms = 0;
@@ -74,6 +74,10 @@ int main(int argc, char **argv) {
   float ms;
   if (g == 32 && u == 8) ms = run<8, 32>(buf, ctas, lines, passes, smem, out);
   else if (g == 32) ms = run<16, 32>(buf, ctas, lines, passes, smem, out);
+  else if (g == 16) ms = run<16, 16>(buf, ctas, lines, passes, smem, out);
+  else if (g == 8) ms = run<16, 8>(buf, ctas, lines, passes, smem, out);
+  else if (g == 4) ms = run<16, 4>(buf, ctas, lines, passes, smem, out);
+  else if (g == 2) ms = run<16, 2>(buf, ctas, lines, passes, smem, out);
   else if (u == 8) ms = run<8, 1>(buf, ctas, lines, passes, smem, out);
   else ms = run<16, 1>(buf, ctas, lines, passes, smem, out);
   cudaError_t err = cudaGetLastError();

@@ -29,7 +29,10 @@ ROWS = [(32, u, 32, c, 8, 512, 0) for u in (8, 16) for c in (1, 2)] + \
        [(1, u, 32, c, 128 // c, 64, 0) for u in (8, 16) for c in (1, 2)] + \
        [(g, u, 32, 1, 128, 16, 200) for g in (32, 1) for u in (8, 16)] + \
        [(g, u, 32, 2, 96, 16, 100) for g in (32, 1) for u in (8, 16)] + \
-       [(32, 16, 32, 1, 16384, 1, 200), (32, 16, 32, 2, 8192, 1, 100)]
+       [(32, 16, 32, 1, 16384, 1, 200), (32, 16, 32, 2, 8192, 1, 100)] + \
+       [(g, 16, 32, c, kb, 16, smem) for g in (2, 4, 8, 16) for c, kb, smem in ((1, 128, 200), (2, 96, 100))] + \
+       [(g, 16, 32, 2, 8192, 1, 100) for g in (4, 16)]
+# (G = 2-16, U = 16: hits per miss between the two ends, from the L2 and from DRAM)
 CLOCK_MHZ = 1980
 EXTRA = ["l1tex__lsuin_requests.avg.pct_of_peak_sustained_elapsed",
          "l1tex__data_pipe_lsu_wavefronts.avg.pct_of_peak_sustained_elapsed",
@@ -38,7 +41,12 @@ EXTRA = ["l1tex__lsuin_requests.avg.pct_of_peak_sustained_elapsed",
          "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum", "l1tex__m_xbar2l1tex_read_sectors.sum",
          "l1tex__t_sector_pipe_lsu_mem_global_op_ld_hit_rate.pct", "lts__t_sector_op_read_hit_rate.pct",
          "smsp__issue_active.avg.pct_of_peak_sustained_active", "gpu__time_duration.sum", "dram__bytes_read.sum",
-         "smsp__average_warp_latency_per_inst_issued.ratio"]
+         "smsp__average_warp_latency_per_inst_issued.ratio",
+         "l1tex__lsu_writeback_active.avg.pct_of_peak_sustained_elapsed",
+         "l1tex__data_bank_reads.avg.pct_of_peak_sustained_elapsed",
+         "l1tex__data_bank_writes.avg.pct_of_peak_sustained_elapsed",
+         "l1tex__m_l1tex2xbar_req_cycles_active.avg.pct_of_peak_sustained_elapsed",
+         "l1tex__m_xbar2l1tex_read_sectors.avg.pct_of_peak_sustained_elapsed"]
 STATES = ("lg_throttle", "long_scoreboard", "not_selected", "wait", "dispatch_stall", "math_pipe_throttle",
           "no_instruction", "branch_resolving", "drain", "selected")
 
