@@ -14,14 +14,13 @@ two launches, at the records' 1980 MHz) and ncu's L1TEX throughput, loads in fli
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1]))
 sys.path.insert(0, str(HERE))
-from micro_cli import provenance, build_and_run, gpu_provenance, out_or_record  # noqa: E402
+from micro_cli import provenance, build_and_run, gpu_provenance, ncu_profile, out_or_record  # noqa: E402
 
 # (G, U, warps per CTA, CTAs per SM, KB per CTA, passes, KB of unused shared memory per CTA)
 # (G = 1 needs 32 x U lines a step: its L1 rows take 128 / 64 KB regions, still inside the L1 of about 240 KB)
@@ -65,22 +64,11 @@ def run_on_gpu(out: Path):
     metrics = LSU_METRICS + EXTRA + [ncu_mod.stall_metric(s) for s in STATES]
     res = {**gpu_provenance("l1_dense.py", ncu), "profiled": {}}
     for row in ROWS if ncu else []:
-        rep = out / "dense_rep"
-        cmd = [ncu, "--clock-control", ncu_mod.CLOCK_CONTROL, "--cache-control", ncu_mod.CACHE_CONTROL,
-               "--replay-mode", ncu_mod.REPLAY_MODE, "-k", "regex:l1_dense", "--launch-skip", "1",
-               "--launch-count", "1", "--metrics", ",".join(metrics), "-f", "-o", str(rep), str(exe),
-               *[str(x) for x in row]]
-        subprocess.run(cmd, capture_output=True, text=True, timeout=300)
-        ex = subprocess.run(ncu_mod.export_command(ncu, str(rep) + ".ncu-rep"), capture_output=True, text=True)
-        rows = ncu_mod.parse_raw_csv(ex.stdout)
-        res["profiled"][label(row)] = ncu_mod.compact(rows[-1], metrics, per_pc=False)["metrics"] if rows else {}
-        Path(str(rep) + ".ncu-rep").unlink(missing_ok=True)
-        n = res["profiled"][label(row)]
+        n, res["ncu_command"] = ncu_profile(ncu, exe, list(row), "l1_dense", metrics, out, "dense",
+                                            ["G", "U", "WARPS", "CTAS_PER_SM", "KB_PER_CTA", "PASSES", "SMEM_KB"])
+        res["profiled"][label(row)] = n
         print(label(row), {k: round(v, 2) for k, v in n.items() if "pct" in k or "pending_pipe_lsu_mem_lg" in k},
               flush=True)
-        res["ncu_command"] = " ".join(["ncu"] + cmd[1:-11] + ["-f", "-o", "<work>/dense_rep", "<bin>", "G", "U",
-                                                             "WARPS", "CTAS_PER_SM", "KB_PER_CTA", "PASSES",
-                                                             "SMEM_KB"]).replace(",".join(metrics), "<metrics>")
     (out / "dense_prov.json").write_text(json.dumps(res))
     exe.unlink(missing_ok=True)
 

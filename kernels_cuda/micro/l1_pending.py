@@ -15,14 +15,13 @@ latency, the hit rates and the warps' wait; beside them the same with the full L
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1]))
 sys.path.insert(0, str(HERE))
-from micro_cli import provenance, build_and_run, gpu_provenance, out_or_record  # noqa: E402
+from micro_cli import provenance, build_and_run, gpu_provenance, ncu_profile, out_or_record  # noqa: E402
 
 # (G warps per line, warps per SM, MiB, passes, KB of unused shared memory, loads in flight per thread U)
 TIMED = [(g, 32, 16, 8, 200, 4) for g in (1, 2, 4, 8, 16, 32)] + [(g, 16, 16, 8, 200, 4) for g in (1, 4, 16)] + \
@@ -60,20 +59,11 @@ def run_on_gpu(out: Path):
     metrics = LSU_METRICS + EXTRA + [ncu_mod.stall_metric(s) for s in STATES]
     res = {**gpu_provenance("l1_pending.py", ncu), "profiled": {}}
     for row in PROFILED if ncu else []:
-        rep = out / "pending_rep"
-        cmd = [ncu, "--clock-control", ncu_mod.CLOCK_CONTROL, "--cache-control", ncu_mod.CACHE_CONTROL,
-               "--replay-mode", ncu_mod.REPLAY_MODE, "-k", "regex:l1_pending", "--launch-skip", "1",
-               "--launch-count", "1", "--metrics", ",".join(metrics), "-f", "-o", str(rep), str(exe), *_args(row)]
-        subprocess.run(cmd, capture_output=True, text=True, timeout=300)
-        ex = subprocess.run(ncu_mod.export_command(ncu, str(rep) + ".ncu-rep"), capture_output=True, text=True)
-        rows = ncu_mod.parse_raw_csv(ex.stdout)
-        res["profiled"][label(row)] = ncu_mod.compact(rows[-1], metrics, per_pc=False)["metrics"] if rows else {}
-        Path(str(rep) + ".ncu-rep").unlink(missing_ok=True)
-        print(label(row), {k: round(v, 2) for k, v in res["profiled"][label(row)].items()
+        n, res["ncu_command"] = ncu_profile(ncu, exe, _args(row), "l1_pending", metrics, out, "pending",
+                                            ["G", "WARPS", "MIB", "REPS", "SMEM_KB", "U"])
+        res["profiled"][label(row)] = n
+        print(label(row), {k: round(v, 2) for k, v in n.items()
                            if "pending" in k or "latency" in k or "hit_rate" in k}, flush=True)
-        res["ncu_command"] = " ".join(["ncu"] + cmd[1:-10] + ["-f", "-o", "<work>/pending_rep", "<bin>", "G", "WARPS",
-                                                             "MIB", "REPS", "SMEM_KB", "U"]).replace(",".join(metrics),
-                                                                                                "<metrics>")
     (out / "pending_prov.json").write_text(json.dumps(res))
     exe.unlink(missing_ok=True)
 

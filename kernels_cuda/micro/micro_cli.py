@@ -28,6 +28,26 @@ def build_and_run(src: Path, out: Path, tag: str, runs) -> tuple[Path, str]:
     return exe, text
 
 
+def ncu_profile(ncu: str, exe: Path, args: list, kernel: str, metrics: list, work: Path, tag: str,
+                arg_names: list) -> tuple[dict, str]:
+    """Profile the second launch of `exe args` (kernels matching `kernel`) under ncu with the project's
+    clock and cache control; returns (the metrics of the last profiled kernel, compacted, {} if none; the
+    command as a record keeps it, with <metrics>, <work>, <bin> and arg_names in place of this machine's
+    values)."""
+    from gpusim.hw import ncu as ncu_mod
+    rep = work / f"{tag}_rep"
+    head = [ncu, "--clock-control", ncu_mod.CLOCK_CONTROL, "--cache-control", ncu_mod.CACHE_CONTROL,
+            "--replay-mode", ncu_mod.REPLAY_MODE, "-k", f"regex:{kernel}", "--launch-skip", "1",
+            "--launch-count", "1", "--metrics", ",".join(metrics), "-f", "-o"]
+    subprocess.run(head + [str(rep), str(exe), *[str(x) for x in args]], capture_output=True, text=True, timeout=300)
+    ex = subprocess.run(ncu_mod.export_command(ncu, str(rep) + ".ncu-rep"), capture_output=True, text=True)
+    rows = ncu_mod.parse_raw_csv(ex.stdout)
+    got = ncu_mod.compact(rows[-1], metrics, per_pc=False)["metrics"] if rows else {}
+    Path(str(rep) + ".ncu-rep").unlink(missing_ok=True)
+    shown = " ".join(["ncu"] + head[1:] + [f"<work>/{tag}_rep", "<bin>", *arg_names])
+    return got, shown.replace(",".join(metrics), "<metrics>")
+
+
 def provenance(prov: dict) -> dict:
     """The fields every standalone micro's record takes from the provenance its GPU run left (date,
     nvidia-smi query, nvcc and, where the run used it, ncu): date, device, driver, cuda, clocks,
