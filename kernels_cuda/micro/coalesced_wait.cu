@@ -12,7 +12,7 @@
 // Build: nvcc -arch=sm_90 -O3 -o coalesced_wait kernels_cuda/micro/coalesced_wait.cu
 #include <cstdio>
 #include <cstdlib>
-#include <vector>
+#include "sgemm_twin_host.cuh"
 
 #define BLOCKSIZE 32
 #define WARPS 32
@@ -65,39 +65,12 @@ int main(int argc, char **argv) {
   if (argc < 3) { fprintf(stderr, "usage: %s N OUT.bin\n", argv[0]); return 2; }
   const int n = atoi(argv[1]);
   if (n % 32 || n / 32 < C0 + CHUNKS) { fprintf(stderr, "N must be a multiple of 32 and at least %d\n", (C0 + CHUNKS) * 32); return 2; }
-  const size_t elems = (size_t)n * n;
-  std::vector<float> h(elems);
-  for (size_t i = 0; i < elems; i++) h[i] = (float)((i * 2654435761u) % 1000) * 1e-3f;
-  float *A, *B, *C;
-  cudaMalloc(&A, elems * 4); cudaMalloc(&B, elems * 4); cudaMalloc(&C, elems * 4);
-  cudaMemcpy(A, h.data(), elems * 4, cudaMemcpyHostToDevice);
-  cudaMemcpy(B, h.data(), elems * 4, cudaMemcpyHostToDevice);
-  cudaMemset(C, 0, elems * 4);
   const int ctas = (n / BLOCKSIZE) * (n / BLOCKSIZE);
-  long long *stamps; int *where;
-  cudaMalloc(&stamps, (size_t)ctas * WARPS * CHUNKS * 2 * 8);
-  cudaMalloc(&where, (size_t)ctas * WARPS * 2 * 4);
+  const TwinBuffers b = twin_buffers(n, (size_t)ctas * WARPS * CHUNKS * 2, (size_t)ctas * WARPS);
   dim3 grid(n / BLOCKSIZE, n / BLOCKSIZE), block(BLOCKSIZE * BLOCKSIZE);
-  cudaEvent_t e0, e1;
-  cudaEventCreate(&e0); cudaEventCreate(&e1);
-  for (int rep = 0; rep < 2; rep++) {
-    cudaEventRecord(e0);
-    coalesced_wait<<<grid, block>>>(n, n, n, 1.0f, A, B, 0.0f, C, stamps, where);
-    cudaEventRecord(e1);
-    cudaEventSynchronize(e1);
-    float ms; cudaEventElapsedTime(&ms, e0, e1);
-    printf("launch %d N %d ms %.4f\n", rep, n, ms);
-  }
-  cudaError_t err = cudaGetLastError();
-  if (err != cudaSuccess) { fprintf(stderr, "%s\n", cudaGetErrorString(err)); return 1; }
-  std::vector<int> hw((size_t)ctas * WARPS * 2);
-  std::vector<long long> hs((size_t)ctas * WARPS * CHUNKS * 2);
-  cudaMemcpy(hw.data(), where, hw.size() * 4, cudaMemcpyDeviceToHost);
-  cudaMemcpy(hs.data(), stamps, hs.size() * 8, cudaMemcpyDeviceToHost);
-  FILE *f = fopen(argv[2], "wb");
-  fwrite(hw.data(), 4, hw.size(), f);
-  fwrite(hs.data(), 8, hs.size(), f);
-  fclose(f);
+  if (time_twice(n, [&] { coalesced_wait<<<grid, block>>>(n, n, n, 1.0f, b.A, b.B, 0.0f, b.C, b.stamps, b.where); }))
+    return 1;
+  write_stamps(argv[2], b);
   printf("ctas %d warps_per_cta %d chunks %d chunk0 %d\n", ctas, WARPS, CHUNKS, C0);
   return 0;
 }
