@@ -38,6 +38,8 @@ __global__ void __launch_bounds__(256) wb_mix(float *out, long long *stamps, int
   }
   stamps += (blockIdx.x * 8 + warp) * MAXT;
   if (f) {                                    // dot_ffma's trip
+    // (written out as in dot_pair.cu: a device function shared by both would compile to other SASS than
+    // the records' micro/wb_mix.sass and dot_pair.sass, which the H200 ran)
     const int threadCol = threadIdx.x % (BN / TN), threadRow = threadIdx.x / (BN / TN);
     float acc[TM * TN] = {0.0f};
     float regM[TM], regN[TN];
