@@ -39,7 +39,7 @@ l2_light_ncu.json: read_bw's and read_bw_f32's streams at light load (tests/timi
   traces after their SASS): global-load latency from issue to retirement and loads in flight per SM.
 wb_mix.json: an FFMA warp (dot_ffma's trip) beside shared-load warps on its SMSP or another, and load warps
   alone or in pairs (tests/timing/test_wb_mix.py's traces after the loops' SASS): median cycles a trip / burst.
-Usage: python bench/bench_micro.py [--only lds|l2|tile|wide|mio|phase|dot|barrier|queue|wb|stream|mix|pending|dense]
+Usage: python bench/bench_micro.py [--only lds|l2|tile|wide|mio|phase|dot|barrier|queue|wb|stream|mix|pending|dense|misses]
 """
 import argparse
 import json
@@ -420,6 +420,21 @@ def dense():
         print(f"{label:52s}" + "".join(f" {h:6.2f} {v:6.2f}" for h, v in zip(s["hw"], s["sim"])))
 
 
+def misses():
+    """l1_misses.json: streams of L1 misses (4-32 warps, L2 or DRAM, one-line, one-sector or two-line requests),
+    the engine on the recorded SASS loop beside the H200, with the SM's miss entries (the preset) and without."""
+    import dataclasses
+    from tests.timing.test_l1_misses import summary, ROWS
+    print(f"\n{'l1_misses':72s} {'in flight':>13s} {'latency':>13s} {'lg_throttle':>13s} {'long_sb':>13s}"
+          "   (sim without miss entries)")
+    print(f"{'':72s}" + "   H200    sim" * 4)
+    none = dataclasses.replace(H200, lg_sm_miss_depth=0)
+    for label in ROWS:
+        s, z = summary(label), summary(label, none)["sim"]
+        print(f"{label:72s}" + "".join(f" {h:6.1f} {v:6.1f}" for h, v in zip(s["hw"], s["sim"]))
+              + f"   ({' '.join(f'{v:.1f}' for v in z)})")
+
+
 def ncu_stall(reason):
     return f"smsp__average_warps_issue_stalled_{reason}_per_issue_active.ratio"
 
@@ -427,7 +442,7 @@ def ncu_stall(reason):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--only", choices=("lds", "l2", "tile", "wide", "mio", "phase", "dot", "barrier", "queue", "wb",
-                                       "stream", "mix", "pending", "dense"))
+                                       "stream", "mix", "pending", "dense", "misses"))
     a = ap.parse_args()
     if a.only in (None, "lds"):
         lds()
@@ -458,6 +473,8 @@ def main():
         pending()
     if a.only in (None, "dense"):
         dense()
+    if a.only in (None, "misses"):
+        misses()
 
 
 if __name__ == "__main__":

@@ -82,6 +82,15 @@ class GPU:
     # beside the 92 entries until return; 64 of 56-72 on micro/queue_warps_ncu.json's LDG rows
     # (tests/timing/test_queue_warps.py, test_queue_bursts.py); 0 = no such cap
     lg_sm_untaken_depth: int = 64
+    # [M] an L1 miss leaves its LG queue and pool entry when L1TEX sends it on to the L2 and holds one of the
+    # SM's miss entries, and a sector entry per sector, until its fill lands (0 = none: a miss holds its LG
+    # entry until its data returns). micro/l1_misses.json (streams of misses from the L2 or DRAM, 16-64 warps):
+    # one-sector requests 221-235 in flight per SM (the entries: 176 in the engine, which holds 232-234 with
+    # the queue's untaken loads), one-line ones (4 sectors) 203-240 like micro/l1_dense.json's G = 1 rows
+    # (engine 218-238), two-line ones (8 sectors) 148-153: 704 sectors (engine 151); l2_requests.json's 16 and
+    # 32 one-sector lines a request stay bandwidth-bound (a cap of lines would hold them to 11)
+    lg_sm_miss_depth: int = 176
+    lg_sm_miss_sectors: int = 704
     l2_to_l1_bytes_per_sm_cycle: int = 128  # [M] ncu peak, HARDWARE.md s.2
     # [M] micro/barrier_cost.json: 14.16 / 16.16 / 20.16 / 28.16 / 44.17 / 76.17 cycles per barrier
     # for 1 / 2 / 4 / 8 / 16 / 32 warps = 12 + 2 x warps: arrivals processed one per 2 cycles,

@@ -81,7 +81,10 @@ Model (all times integer SM cycles; `t` is the current cycle):
     model decides hit or miss in program order; the engine keeps, per 128-B line, when its last
     fill from L2/DRAM completes). When a hit reaches L1TEX before the miss the cache model put
     ahead of it (provider), the hit fetches the line at the miss's level and the miss, when it
-    comes, is a hit on that fill. An L1 miss also takes its bytes through the SM's
+    comes, is a hit on that fill. An L1 miss leaves its LG queue entry when L1TEX takes it and holds
+    one of the SM's lg_sm_miss_depth miss entries and one of its lg_sm_miss_sectors sector entries per
+    sector until its fill lands; with too few free it waits at L1TEX's head, and nothing behind it moves
+    (P_LG_SM_MISSES = 0: no miss entries, the miss's queue entry counts until its return like any load's). An L1 miss also takes its bytes through the SM's
     share of the chip's L2 bandwidth (no more than the L2->L1 port, fill_bytes a cycle) and a DRAM
     miss through its share of the DRAM bandwidth: in-order servers in 1/256-cycle units;
     the data is ready at the later of the latency and the servers' completion.
@@ -138,7 +141,8 @@ U_NONE, U_FMA, U_HEAVY, U_ALU, U_XU = range(5)
  P_POLICY, P_MIO_SM_DEPTH, P_LG_SM_DEPTH, P_L1_LINES, P_BAR_ARRIVE, P_L2_SHARE_FP, P_DRAM_SHARE_FP,
  P_SWITCH_FMA, P_MEM_ISSUE_IV, P_WARP_SHARED_CPW, P_SMSP_L1_CPL, P_QUEUE_AT_RETURN, P_SHARED_WB,
  P_SB_GLOBAL, P_SB_SHARED, P_DATA_PIPE_UNIFIED, P_NO_SKIP, P_NOT_ISSUED, P_LSU_IN_ORDER, P_DATA_PIPE_TURNS,
- P_LSU_READ_AHEAD, P_LG_SM_UNTAKEN, P_HIT_HOLDS_TO_FILL, N_PARAMS) = range(37)
+ P_LSU_READ_AHEAD, P_LG_SM_UNTAKEN, P_HIT_HOLDS_TO_FILL, P_LG_SM_MISSES, P_LG_SM_MISS_SECTORS,
+ N_PARAMS) = range(39)
 FP = 256              # sub-cycle units of the L2 / DRAM bandwidth servers
 POLICY_GTO, POLICY_LRR, POLICY_GTO_OLDEST, POLICY_GTY = 0, 1, 2, 3
 # counters vector
@@ -184,6 +188,44 @@ def pack_rows(cls, unit, lat, wf, sectors, lines, level, gap, line_ptr, dep, row
 
 
 N_SB = 6          # dependency barriers per warp (sm_90 control codes: SB0-SB5)
+
+
+@njit(cache=True, error_model="numpy")
+def _heap_push(h, v, n, x, y):
+    """Push time x with payload y on the min-heap (h, v)[:n]; returns the new size."""
+    k = n
+    h[k], v[k] = x, y
+    while k > 0:
+        up = (k - 1) // 2
+        if h[up] <= h[k]:
+            break
+        h[up], h[k] = h[k], h[up]
+        v[up], v[k] = v[k], v[up]
+        k = up
+    return n + 1
+
+
+@njit(cache=True, error_model="numpy")
+def _heap_pop_until(h, v, n, t):
+    """Drop the entries with time <= t from the min-heap (h, v)[:n]; returns (new size, their payloads' sum)."""
+    gone = np.int64(0)
+    while n > 0 and h[0] <= t:
+        gone += v[0]
+        n -= 1
+        h[0], v[0] = h[n], v[n]
+        k = 0
+        while True:
+            c = 2 * k + 1
+            if c >= n:
+                break
+            if c + 1 < n and h[c + 1] < h[c]:
+                c += 1
+            if h[k] <= h[c]:
+                break
+            h[k], h[c] = h[c], h[k]
+            v[k], v[c] = v[c], v[k]
+            k = c
+    return n, gone
 
 
 @njit(cache=True, error_model="numpy")
@@ -386,6 +428,15 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
     grant_untaken = params[P_LG_SM_UNTAKEN] > 0
     lg_untaken_cap = params[P_LG_SM_UNTAKEN] if grant_untaken else np.int64(1 << 40)
     lg_untaken = np.int64(0)
+    # L1 misses sent on to L2: with caps (P_LG_SM_MISSES > 0) a miss leaves the LG queue and pool when
+    # L1TEX takes it and holds one of the SM's miss entries and a sector entry per sector until its fill
+    # lands (a min-heap of those times, with the sectors); with too few free the miss at L1TEX's head
+    # waits there, and nothing behind it moves
+    miss_cap, miss_sec_cap = params[P_LG_SM_MISSES], params[P_LG_SM_MISS_SECTORS]
+    miss_heap = np.zeros(max(miss_cap, 1), np.int64)
+    miss_heap_sec = np.zeros(max(miss_cap, 1), np.int64)
+    miss_n, miss_sec = np.int64(0), np.int64(0)
+    miss_wait = np.int64(0)     # while the head miss waits for an entry: when the first one frees (else 0)
     mio_q = np.int64(0)                           # instructions waiting in the MIO / LG queues (all SMSPs)
     lg_q = np.int64(0)
     dram_free = np.int64(0)                       # FP units
@@ -921,6 +972,7 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
         # miss has not reached L1TEX fetches the line in its stead (the first such hit only), a miss whose
         # line such a hit already fetched is a hit on that fill, a store 0. Found once for both pipes below.
         g_l1, lv_g, fetch_g = -1, np.int64(0), False
+        miss_wait = np.int64(0)
         if l1_free <= t and lg_q > 0:
             g_t = INF
             for s2 in range(n_smsp):
@@ -939,6 +991,12 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                         lv_g, fetch_g = np.int64(rows[pg, R_LEVEL]), True
                     elif lv_g > 0 and fetched_for[rg]:
                         lv_g = np.int64(0)
+                    if miss_cap > 0 and lv_g > 0:
+                        miss_n, gone = _heap_pop_until(miss_heap, miss_heap_sec, miss_n, t)
+                        miss_sec -= gone
+                        if miss_n > 0 and (miss_n >= miss_cap or miss_sec + rows[rg, R_SECTORS] > miss_sec_cap):
+                            miss_wait = miss_heap[0]
+                            g_l1 = -1       # too few miss entries free: L1TEX waits with this head
         if shared_free <= t and mio_q > 0:
             s, s_t = -1, INF        # the MIO head issued first (ties: lowest SMSP)
             for s2 in range(n_smsp):
@@ -1083,6 +1141,10 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                 # the entry counts until the data returns (at_return): for a hit on a line still on its
                 # way, until the fill (hit_to_fill) or until the hit's own return from L1TEX
                 rel = (ready[r] if hit_to_fill else done) if at_return else t
+                if miss_cap > 0 and lv > 0 and rows[r, R_CLS] == C_LDG:
+                    miss_n = _heap_push(miss_heap, miss_heap_sec, miss_n, done, sec)   # its entries until the fill
+                    miss_sec += sec
+                    rel = t                                                         # its queue entry until the take
                 lg_ret[s, lg_rn[s]] = rel
                 lg_rn[s] += 1
                 wt = np.int64(rows[r, R_WARP])
@@ -1115,7 +1177,7 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
         if lg_q > 0:
             for s in range(n_smsp):
                 if lg_cnt[s] > 0:
-                    wk = max(t + 1, l1_free, smsp_l1_free[s])
+                    wk = max(t + 1, l1_free, smsp_l1_free[s], miss_wait)
                     if l1_blocked and smsp_l1_free[s] <= t:
                         wk = max(wk, shared_free)   # behind the blocked oldest head until the pipe frees
                     wake = min(wake, wk)

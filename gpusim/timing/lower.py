@@ -112,6 +112,9 @@ def engine_params(arch: GPU, policy: str = "gty", active_sms: int | None = None,
         raise GpusimError("the timing engine assumes one shared wavefront per cycle per SM")
     if min(arch.mio_queue_depth, arch.lg_queue_depth) < 1:
         raise GpusimError("MIO and LG queue depths must be at least 1")
+    if arch.lg_sm_miss_depth < 0 or (arch.lg_sm_miss_depth > 0 and arch.lg_sm_miss_sectors < 1):
+        raise GpusimError("lg_sm_miss_depth must be 0 (no miss entries) or more, with lg_sm_miss_sectors 1 or "
+                          f"more; got {arch.lg_sm_miss_depth} and {arch.lg_sm_miss_sectors}")
     if arch.lg_sm_untaken_depth < 0:
         raise GpusimError(f"lg_sm_untaken_depth must be 0 (no cap) or more, got {arch.lg_sm_untaken_depth}")
     # the engine divides by these (numba's numpy error model: a zero would not raise there)
@@ -153,6 +156,8 @@ def engine_params(arch: GPU, policy: str = "gty", active_sms: int | None = None,
     p[E.P_MIO_SM_DEPTH] = arch.mio_sm_queue_depth
     p[E.P_LG_SM_DEPTH] = arch.lg_sm_queue_depth
     p[E.P_LG_SM_UNTAKEN] = arch.lg_sm_untaken_depth
+    p[E.P_LG_SM_MISSES] = arch.lg_sm_miss_depth
+    p[E.P_LG_SM_MISS_SECTORS] = arch.lg_sm_miss_sectors
     p[E.P_L1_LINES] = arch.l1_data_lines_per_cycle
     p[E.P_BAR_ARRIVE] = arch.bar_sync_arrive_cycles
     n_sm = max(1, min(active_sms or arch.sm_count, arch.sm_count))

@@ -463,13 +463,15 @@ def test_the_lg_pool_holds_at_most_the_untaken_cap_of_global_instructions_l1tex_
 def test_a_hit_on_a_line_in_flight_frees_its_queue_entry_at_its_own_return():
     """An LG entry counts until its load's data returns (queue_entry_until_return); for an L1 hit on a
     line an earlier miss is still fetching, until the hit's own return from L1TEX, not the fill
-    (pending_hit_entry_until_fill False: micro/l1_pending.json). With 2 entries per SMSP: the miss (0)
+    (pending_hit_entry_until_fill False: micro/l1_pending.json). With 2 entries per SMSP and no miss
+    entries (lg_sm_miss_depth 0: the miss's queue entry, too, counts until its return): the miss (0)
     holds one until 282, the hit on its line (1) the other until 1 + 32, so the third load issues at 33
     (at 282 when the hit holds its entry until the fill); the hit's data still comes with the fill."""
     spec = [(0, "LDG.E", 0, (), 0), (0, "LDG.E", 1, (), 1), (0, "LDG.E", 2, (), 2)]
     lvl = np.array([LEVEL_L2, LEVEL_L1, LEVEL_L1], np.int8)
     for until_fill, third in ((False, 33), (True, 282)):
-        arch = replace(ARCH, queue_entry_until_return=True, lg_queue_depth=2, pending_hit_entry_until_fill=until_fill)
+        arch = replace(ARCH, queue_entry_until_return=True, lg_queue_depth=2, pending_hit_entry_until_fill=until_fill,
+                       lg_sm_miss_depth=0)
         res = simulate_sm(addr_trace(spec, [5, 5, 9]), arch, global_level=lvl)
         assert res.issue_cycle.tolist() == [0, 1, third]
         assert res.ready_cycle[1] >= res.ready_cycle[0]
@@ -600,3 +602,24 @@ def test_waiter_groups_change_nothing(kernel):
     assert off[1][:, pool].sum() > 0          # the warps did wait on the pool
     for a, b in zip(off, on):
         assert np.array_equal(np.asarray(a), np.asarray(b))
+
+
+def test_a_miss_holds_one_of_the_sms_miss_entries_until_its_fill_not_its_queue_entry():
+    """With lg_sm_miss_depth > 0 an L1 miss leaves its LG queue and pool entry when L1TEX sends it on to
+    the L2 and holds one of the SM's miss entries until its fill lands (micro/l1_dense.json's G = 1
+    rows: about 235 misses in flight per SM, the pool holds 92). Three L2 misses and an L1 hit of one
+    warp: with 2 miss entries the third miss waits at L1TEX for the first fill (282), and the hit behind
+    it with it; with none the loads go through as they issue."""
+    spec = [(0, "LDG.E", i, (), i) for i in range(4)]
+    lvl = np.array([LEVEL_L2, LEVEL_L2, LEVEL_L2, LEVEL_L1], np.int8)
+    tr = addr_trace(spec, [5, 6, 7, 8])
+    capped = simulate_sm(tr, replace(ARCH, lg_sm_miss_depth=2), global_level=lvl)
+    free = simulate_sm(tr, replace(ARCH, lg_sm_miss_depth=0), global_level=lvl)
+    assert capped.issue_cycle.tolist() == free.issue_cycle.tolist() == [0, 1, 2, 3]
+    assert free.ready_cycle.tolist() == [282, 283, 284, 3 + 32]
+    assert capped.ready_cycle.tolist() == [282, 283, 282 + 282, 283 + 32]
+    check_invariants(capped)
+    # the queue entries: 2 per SMSP, held until return without the cap, until L1TEX's take with it
+    q2 = replace(ARCH, lg_queue_depth=2, queue_entry_until_return=True)
+    assert simulate_sm(tr, replace(q2, lg_sm_miss_depth=0), global_level=lvl).issue_cycle.tolist()[2] == 282
+    assert simulate_sm(tr, replace(q2, lg_sm_miss_depth=8), global_level=lvl).issue_cycle.tolist()[2] == 2

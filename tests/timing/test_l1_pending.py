@@ -67,10 +67,12 @@ def sass_main_loop(sass_name: str, function: str, exact: bool = False) -> list[t
     return out
 
 
-def loop_run(body, steps: int, warps: int, line_of, level_of, gpu=H200, ctas: int = 1):
+def loop_run(body, steps: int, warps: int, line_of, level_of, gpu=H200, ctas: int = 1, sectors: int = 4,
+             lines: int = 1):
     """The engine on `steps` trips of a SASS loop body (sass_main_loop) by `ctas` CTAs of `warps` warps, its
     registers giving the dependencies; the k-th LDG of trip s of warp w of CTA c reads line line_of(c, w, s, k)
-    from level_of(c, w, s, k). Returns (TimingResult, warp-level loads)."""
+    (`sectors` sectors of `lines` lines; the engine tracks the first line's fill) from level_of(c, w, s, k).
+    Returns (TimingResult, warp-level loads)."""
     ht, lv, n_ld = HandTrace(), [], 0
     for c in range(ctas):
         for w in range(warps):
@@ -82,7 +84,7 @@ def loop_run(body, steps: int, warps: int, line_of, level_of, gpu=H200, ctas: in
                 for op, dst, src in body:
                     deps = tuple(dict.fromkeys(last[r] for r in src if r in last))[:3]
                     if op.startswith("LDG"):
-                        seq = add("LDG", deps, sec=4, lines=1, line=line_of(c, w, s, k))
+                        seq = add("LDG", deps, sec=sectors, lines=lines, line=line_of(c, w, s, k))
                         lv.append(level_of(c, w, s, k))
                         k += 1
                         n_ld += 1
@@ -153,12 +155,13 @@ def test_engine_pending_hits_from_dram(until_fill):
 def test_engine_pending_hits_from_the_l2(u):
     """The L2 rows: the engine's loads per cycle within 20 % of the H200's (it runs them 0-15 % fast) and
     the warps' long_scoreboard within 15 % with a hit's entry freed at its own return; held until the fill,
-    long_scoreboard falls 28-60 % short (the warps wait at issue instead: lg_throttle 1.5-1.6 per issue
-    where the H200 has 0-1)."""
+    long_scoreboard falls 15-62 % short (the warps wait at issue instead: lg_throttle 1.1-1.4 per issue
+    where the H200 has 0-1; 28-60 % and 1.5-1.6 before the SM's miss entries let the misses' own entries
+    go at L1TEX's take)."""
     s = summary(u, False)
     (rate, _, _, lg, lsb), (hw_rate, _, _, hw_lg, hw_lsb) = s["sim"], s["hw"]
     assert rate == pytest.approx(hw_rate, rel=0.20)
     assert lsb == pytest.approx(hw_lsb, rel=0.15)
     assert lg <= hw_lg + 0.1
     held = summary(u, False, dataclasses.replace(H200, pending_hit_entry_until_fill=True))["sim"]
-    assert held[4] < 0.75 * hw_lsb
+    assert held[4] < 0.85 * hw_lsb and held[3] > hw_lg + 0.3
