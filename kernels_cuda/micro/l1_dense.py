@@ -20,7 +20,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1]))
 sys.path.insert(0, str(HERE))
-from micro_cli import provenance, build_and_run, gpu_provenance, ncu_profile, out_or_record  # noqa: E402
+from micro_cli import provenance, profile_lsu_rows, parse_stamps, out_or_record  # noqa: E402
 
 # (G, U, warps per CTA, CTAs per SM, KB per CTA, passes, KB of unused shared memory per CTA)
 # (G = 1 needs 32 x U lines a step: its L1 rows take 128 / 64 KB regions, still inside the L1 of about 240 KB)
@@ -56,36 +56,13 @@ def label(row) -> str:
 
 
 def run_on_gpu(out: Path):
-    from gpusim.hw import ncu as ncu_mod
-    from gpusim.hw.breakdown import LSU_METRICS
-    out.mkdir(parents=True, exist_ok=True)
-    exe, _ = build_and_run(HERE / "l1_dense.cu", out, "dense", [[str(x) for x in r] for r in ROWS])
-    ncu = ncu_mod.find_ncu()
-    metrics = LSU_METRICS + EXTRA + [ncu_mod.stall_metric(s) for s in STATES]
-    res = {**gpu_provenance("l1_dense.py", ncu), "profiled": {}}
-    for row in ROWS if ncu else []:
-        n, res["ncu_command"] = ncu_profile(ncu, exe, list(row), "l1_dense", metrics, out, "dense",
-                                            ["G", "U", "WARPS", "CTAS_PER_SM", "KB_PER_CTA", "PASSES", "SMEM_KB"])
-        res["profiled"][label(row)] = n
-        print(label(row), {k: round(v, 2) for k, v in n.items() if "pct" in k or "pending_pipe_lsu_mem_lg" in k},
-              flush=True)
-    (out / "dense_prov.json").write_text(json.dumps(res))
-    exe.unlink(missing_ok=True)
-
-
-def parse(text: str) -> dict:
-    """{(G, U, warps, CTAs per SM, KB, passes): (ms, warp-level loads)} from the binary's lines."""
-    got = {}
-    for ln in text.splitlines():
-        f = ln.split()
-        if len(f) >= 11 and f[0] == "dense":
-            got[tuple(int(x) for x in f[1:7])] = (float(f[8]), int(f[10]))
-    return got
+    profile_lsu_rows(HERE / "l1_dense.cu", out, "dense", "l1_dense.py", "l1_dense", ROWS, label,
+                     ["G", "U", "WARPS", "CTAS_PER_SM", "KB_PER_CTA", "PASSES", "SMEM_KB"], EXTRA, STATES)
 
 
 def record(dir_: Path, dest: Path):
     prov = json.loads((dir_ / "dense_prov.json").read_text())
-    timed = parse((dir_ / "dense_stamps.txt").read_text())
+    timed = parse_stamps((dir_ / "dense_stamps.txt").read_text(), "dense")
     rows = []
     for r in ROWS:
         g, u, w, c, kb, passes, smem = r

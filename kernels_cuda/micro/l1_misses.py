@@ -19,7 +19,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1]))
 sys.path.insert(0, str(HERE))
-from micro_cli import provenance, build_and_run, gpu_provenance, ncu_profile, out_or_record  # noqa: E402
+from micro_cli import provenance, profile_lsu_rows, parse_stamps, out_or_record  # noqa: E402
 from l1_dense import EXTRA, STATES, CLOCK_MHZ  # noqa: E402
 
 MODES = {0: "a line (4 sectors)", 1: "a sector", 2: "two lines (8 sectors)"}
@@ -37,36 +37,13 @@ def label(row) -> str:
 
 
 def run_on_gpu(out: Path):
-    from gpusim.hw import ncu as ncu_mod
-    from gpusim.hw.breakdown import LSU_METRICS
-    out.mkdir(parents=True, exist_ok=True)
-    exe, _ = build_and_run(HERE / "l1_misses.cu", out, "misses", [[str(x) for x in r] for r in ROWS])
-    ncu = ncu_mod.find_ncu()
-    metrics = LSU_METRICS + EXTRA + [ncu_mod.stall_metric(s) for s in STATES]
-    res = {**gpu_provenance("l1_misses.py", ncu), "profiled": {}}
-    for row in ROWS if ncu else []:
-        n, res["ncu_command"] = ncu_profile(ncu, exe, list(row), "l1_misses", metrics, out, "misses",
-                                            ["MODE", "U", "WARPS", "CTAS_PER_SM", "LINES_PER_WARP", "PASSES", "SMEM_KB"])
-        res["profiled"][label(row)] = n
-        print(label(row), {k: round(v, 2) for k, v in n.items() if "pending_pipe_lsu_mem_lg" in k or "latency" in k},
-              flush=True)
-    (out / "misses_prov.json").write_text(json.dumps(res))
-    exe.unlink(missing_ok=True)
-
-
-def parse(text: str) -> dict:
-    """{(MODE, U, warps, CTAs per SM, lines, passes): (ms, warp-level loads)} from the binary's lines."""
-    got = {}
-    for ln in text.splitlines():
-        f = ln.split()
-        if len(f) >= 11 and f[0] == "misses":
-            got[tuple(int(x) for x in f[1:7])] = (float(f[8]), int(f[10]))
-    return got
+    profile_lsu_rows(HERE / "l1_misses.cu", out, "misses", "l1_misses.py", "l1_misses", ROWS, label,
+                     ["MODE", "U", "WARPS", "CTAS_PER_SM", "LINES_PER_WARP", "PASSES", "SMEM_KB"], EXTRA, STATES)
 
 
 def record(dir_: Path, dest: Path):
     prov = json.loads((dir_ / "misses_prov.json").read_text())
-    timed = parse((dir_ / "misses_stamps.txt").read_text())
+    timed = parse_stamps((dir_ / "misses_stamps.txt").read_text(), "misses")
     rows = []
     for r in ROWS:
         mode, u, w, c, lines, passes, smem = r

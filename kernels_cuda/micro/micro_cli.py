@@ -3,6 +3,7 @@ turns what it left there into a record under traces/hw/h200/micro/."""
 from __future__ import annotations
 
 import argparse
+import json
 import subprocess
 from pathlib import Path
 
@@ -46,6 +47,37 @@ def ncu_profile(ncu: str, exe: Path, args: list, kernel: str, metrics: list, wor
     Path(str(rep) + ".ncu-rep").unlink(missing_ok=True)
     shown = " ".join(["ncu"] + head[1:] + [f"<work>/{tag}_rep", "<bin>", *arg_names])
     return got, shown.replace(",".join(metrics), "<metrics>")
+
+
+def profile_lsu_rows(src: Path, out: Path, tag: str, script: str, kernel: str, rows: list, label, arg_names: list,
+                     extra: list, states) -> None:
+    """On the GPU machine: build src and run it once per row (build_and_run), then profile each row under ncu
+    (ncu_profile) with the LSU pipe's metrics (gpusim.hw.breakdown.LSU_METRICS), `extra` and the warp
+    `states`; leaves out/<tag>_prov.json (gpu_provenance of `script`, the command, {label(row): metrics})."""
+    from gpusim.hw import ncu as ncu_mod
+    from gpusim.hw.breakdown import LSU_METRICS
+    out.mkdir(parents=True, exist_ok=True)
+    exe, _ = build_and_run(src, out, tag, [[str(x) for x in r] for r in rows])
+    ncu = ncu_mod.find_ncu()
+    metrics = LSU_METRICS + list(extra) + [ncu_mod.stall_metric(s) for s in states]
+    res = {**gpu_provenance(script, ncu), "profiled": {}}
+    for row in rows if ncu else []:
+        n, res["ncu_command"] = ncu_profile(ncu, exe, list(row), kernel, metrics, out, tag, arg_names)
+        res["profiled"][label(row)] = n
+        print(label(row), {k: round(v, 2) for k, v in n.items() if "pct" in k or "pending_pipe_lsu_mem_lg" in k},
+              flush=True)
+    (out / f"{tag}_prov.json").write_text(json.dumps(res))
+    exe.unlink(missing_ok=True)
+
+
+def parse_stamps(text: str, tag: str, n_keys: int = 6) -> dict:
+    """{(n_keys ints): (ms, warp-level loads)} from a binary's lines "tag K1 .. Kn ms MS loads LOADS"."""
+    got = {}
+    for ln in text.splitlines():
+        f = ln.split()
+        if len(f) >= n_keys + 5 and f[0] == tag:
+            got[tuple(int(x) for x in f[1:n_keys + 1])] = (float(f[n_keys + 2]), int(f[n_keys + 4]))
+    return got
 
 
 def provenance(prov: dict) -> dict:
