@@ -58,3 +58,12 @@ def test_engine_params_refuse_a_negative_untaken_cap():
     with pytest.raises(GpusimError, match="lg_sm_untaken_depth"):
         engine_params(replace(ARCH, lg_sm_untaken_depth=-1))
     assert engine_params(replace(ARCH, lg_sm_untaken_depth=0)) is not None
+
+
+def test_miss_entries_must_be_counts():
+    """lg_sm_miss_depth is 0 (no miss entries) or a count, and with entries lg_sm_miss_sectors must be at least 1:
+    a negative depth or an empty sector cap is refused rather than run as a cap the engine never frees."""
+    for bad in ({"lg_sm_miss_depth": -1}, {"lg_sm_miss_sectors": 0}):
+        with pytest.raises(GpusimError, match="lg_sm_miss_depth"):
+            engine_params(replace(ARCH, **bad))
+    assert engine_params(replace(ARCH, lg_sm_miss_depth=0, lg_sm_miss_sectors=0)) is not None
