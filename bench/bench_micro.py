@@ -39,7 +39,7 @@ l2_light_ncu.json: read_bw's and read_bw_f32's streams at light load (tests/timi
   traces after their SASS): global-load latency from issue to retirement and loads in flight per SM.
 wb_mix.json: an FFMA warp (dot_ffma's trip) beside shared-load warps on its SMSP or another, and load warps
   alone or in pairs (tests/timing/test_wb_mix.py's traces after the loops' SASS): median cycles a trip / burst.
-Usage: python bench/bench_micro.py [--only lds|l2|tile|wide|mio|phase|dot|barrier|queue|wb|stream|mix|pending|dense|misses]
+Usage: python bench/bench_micro.py [--only lds|l2|tile|wide|mio|phase|dot|barrier|queue|wb|stream|mix|pending|dense|misses|lockstep]
 """
 import argparse
 import json
@@ -435,6 +435,17 @@ def misses():
               + f"   ({' '.join(f'{v:.1f}' for v in z)})")
 
 
+def lockstep():
+    """l1_phase.json: how far apart the warps that share lines start each step, the engine beside the H200."""
+    from tests.timing.test_l1_phase import summary, ROWS
+    print(f"\n{'l1_phase':72s} {'loads/cycle':>13s} {'spread, all':>13s} {'in a group':>13s} {'step':>13s}")
+    print(f"{'':72s}" + "   H200    sim" * 4)
+    for label in ROWS:
+        s = summary(label)
+        print(f"{label:72s}" + "".join(f" {h:6.2f} {v:6.2f}" if k == 0 else f" {h:6.0f} {v:6.0f}"
+                                       for k, (h, v) in enumerate(zip(s["hw"], s["sim"]))))
+
+
 def ncu_stall(reason):
     return f"smsp__average_warps_issue_stalled_{reason}_per_issue_active.ratio"
 
@@ -442,7 +453,7 @@ def ncu_stall(reason):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--only", choices=("lds", "l2", "tile", "wide", "mio", "phase", "dot", "barrier", "queue", "wb",
-                                       "stream", "mix", "pending", "dense", "misses"))
+                                       "stream", "mix", "pending", "dense", "misses", "lockstep"))
     a = ap.parse_args()
     if a.only in (None, "lds"):
         lds()
@@ -475,6 +486,8 @@ def main():
         dense()
     if a.only in (None, "misses"):
         misses()
+    if a.only in (None, "lockstep"):
+        lockstep()
 
 
 if __name__ == "__main__":
