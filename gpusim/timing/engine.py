@@ -84,7 +84,8 @@ Model (all times integer SM cycles; `t` is the current cycle):
     comes, is a hit on that fill. An L1 miss leaves its LG queue entry when L1TEX takes it and holds
     one of the SM's lg_sm_miss_depth miss entries and one of its lg_sm_miss_sectors sector entries per
     sector until its fill lands; with too few free it waits at L1TEX's head, and nothing behind it moves
-    (P_LG_SM_MISSES = 0: no miss entries, the miss's queue entry counts until its return like any load's). An L1 miss also takes its bytes through the SM's
+    (P_LG_SM_MISSES = 0: no miss entries, the miss's queue entry counts until its return like any
+    load's). An L1 miss also takes its bytes through the SM's
     share of the chip's L2 bandwidth (no more than the L2->L1 port, fill_bytes a cycle) and a DRAM
     miss through its share of the DRAM bandwidth: in-order servers in 1/256-cycle units;
     the data is ready at the later of the latency and the servers' completion.
