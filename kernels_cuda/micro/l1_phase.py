@@ -57,6 +57,11 @@ def parse(text: str) -> list[dict]:
     return runs
 
 
+def step_spreads(starts: list) -> list:
+    """Sorted over steps: the spread (last - first) of the warps' starts of each step."""
+    return sorted(max(col) - min(col) for col in zip(*starts))
+
+
 def record(dir_: Path, dest: Path):
     prov = json.loads((dir_ / "phase_prov.json").read_text())
     runs = parse((dir_ / "phase_stamps.txt").read_text())
@@ -83,19 +88,15 @@ def record(dir_: Path, dest: Path):
         **provenance(prov),
         "unit": "cycles (stamps); value: G 32 from the L2, one CTA: median over steps of the spread (last - first) of "
                 "the 32 warps' starts of a step",
-        "value": None,
+        "value": step_spreads(rows[1]["step_start_cycles"])[len(rows[1]["step_start_cycles"][0]) // 2],
         "details": {"rows": rows},
     }
-    st = rows[1]["step_start_cycles"]
-    spreads = sorted(max(col) - min(col) for col in zip(*st))
-    rec["value"] = spreads[len(spreads) // 2]
     dest.write_text(json.dumps(rec, separators=(",", ":")))
     (dest.parent / "l1_phase.sass").write_text((dir_ / "phase.sass").read_text())
     print(f"wrote {dest}")
     for x in rows:
-        st = x["step_start_cycles"]
-        spreads = sorted(max(col) - min(col) for col in zip(*st))
-        print(f"{x['label']:70s} {x['loads_per_sm_cycle']:7.4f}  steps {len(st[0])}  spread of a step's starts: "
+        spreads = step_spreads(x["step_start_cycles"])
+        print(f"{x['label']:70s} {x['loads_per_sm_cycle']:7.4f}  steps {len(spreads)}  spread of a step's starts: "
               f"median {spreads[len(spreads) // 2]}, p90 {spreads[int(0.9 * (len(spreads) - 1))]}")
 
 
