@@ -23,7 +23,8 @@
 #define TN 8
 #define TRIPS 64
 
-// mode 0 same, 1 split, 2 cross; `row_shift` 1 in split (warp w reads row trip + w)
+// mask: the warps that run (0: cross, the kernel picks one per CTA); row_shift: 1 in split (warp w reads row
+// trip + w of the tiles), else 0
 __global__ void __launch_bounds__(256) dot_lockstep(float *out, long long *stamps, int *where, unsigned mask,
                                                     int row_shift) {
   __shared__ float As[BM * BK];
@@ -71,7 +72,7 @@ __global__ void __launch_bounds__(256) dot_lockstep(float *out, long long *stamp
 }
 
 int main(int argc, char **argv) {
-  if (argc < 2) { fprintf(stderr, "usage: %s same|split|cross [SMS]\n", argv[0]); return 2; }
+  if (argc < 2) { fprintf(stderr, "usage: %s same|split|cross [SMS [LABEL]]\n", argv[0]); return 2; }
   const char *mode = argv[1];
   const int sms = argc > 2 ? atoi(argv[2]) : 132;
   const char *label = argc > 3 ? argv[3] : "r0";                                   // names the run
