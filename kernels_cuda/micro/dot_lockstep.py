@@ -62,16 +62,14 @@ def pair_stats(a: list, b: list) -> dict:
             "lead_changes": sum(p != q for p, q in zip(lead, lead[1:])) / (len(lead) - 1)}
 
 
-def pairs_of(warps: dict) -> list:
-    """The same-SMSP pairs of a run: warps of one SM whose slots share slot % 4 (the SMSP)."""
+def same_smsp_pairs(warps: dict) -> list:
+    """The (trip starts, trip starts) of every two warps of a run on one SM whose slots share slot % 4 (the
+    SMSP), in the run's order."""
     by_sm: dict = {}
-    for key, (sm, slot, t) in warps.items():
+    for sm, slot, t in warps.values():
         by_sm.setdefault(sm, []).append((slot, t))
-    out = []
-    for ws in by_sm.values():
-        for i, (sa, ta) in enumerate(ws):
-            out += [pair_stats(ta, tb) for sb, tb in ws[i + 1:] if sa % 4 == sb % 4]
-    return out
+    return [(ta, tb) for ws in by_sm.values() for i, (sa, ta) in enumerate(ws) for sb, tb in ws[i + 1:]
+            if sa % 4 == sb % 4]
 
 
 def cross_pairs(runs: dict) -> list:
@@ -82,36 +80,33 @@ def cross_pairs(runs: dict) -> list:
     for (mode, _), warps in sorted(runs.items()):
         if mode != "cross":
             continue
-        by_sm: dict = {}
-        for sm, slot, t in warps.values():
-            by_sm.setdefault(sm, []).append((slot, t))
-        for ws in by_sm.values():
-            for i, (sa, ta) in enumerate(ws):
-                for sb, tb in ws[i + 1:]:
-                    if sa % 4 == sb % 4:
-                        a, b = (ta, tb) if ta[0] <= tb[0] else (tb, ta)
-                        trip = statistics.mean(pair_stats(a, b)["trip_cycles_median"])
-                        out.append([b[0] - a[0], b[STEADY] - a[STEADY],
-                                    statistics.median(y - x for x, y in zip(a[STEADY:], b[STEADY:])), trip])
+        for ta, tb in same_smsp_pairs(warps):
+            a, b = (ta, tb) if ta[0] <= tb[0] else (tb, ta)
+            trip = statistics.mean(pair_stats(a, b)["trip_cycles_median"])
+            out.append([b[0] - a[0], b[STEADY] - a[STEADY],
+                        statistics.median(y - x for x, y in zip(a[STEADY:], b[STEADY:])), trip])
     return out
+
+
+def p10_p90(values) -> list:
+    v = sorted(values)
+    return [v[len(v) // 10], v[(9 * len(v)) // 10]]
 
 
 def summarize(runs: dict) -> list:
     rows = []
     for mode in MODES:
-        got = [(label, pairs_of(warps)) for (m, label), warps in sorted(runs.items()) if m == mode]
-        allp = [p for _, ps in got for p in ps]
+        got = [[pair_stats(a, b) for a, b in same_smsp_pairs(warps)]
+               for (m, _), warps in sorted(runs.items()) if m == mode]
+        allp = [p for ps in got for p in ps]
         if not allp:
             continue
-        offs = sorted(p["offset_median"] for p in allp)
-        trips = [statistics.mean(p["trip_cycles_median"]) for p in allp]
+        offs = [p["offset_median"] for p in allp]
+        phases = [p["phase"] for p in allp]
         rows.append({"mode": mode, "runs": len(got), "pairs": len(allp),
-                     "trip_cycles_median": statistics.median(trips),
-                     "offset_median": statistics.median(offs),
-                     "offset_p10_p90": [offs[len(offs) // 10], offs[(9 * len(offs)) // 10]],
-                     "phase_median": statistics.median(p["phase"] for p in allp),
-                     "phase_p10_p90": [sorted(p["phase"] for p in allp)[len(allp) // 10],
-                                       sorted(p["phase"] for p in allp)[(9 * len(allp)) // 10]],
+                     "trip_cycles_median": statistics.median(statistics.mean(p["trip_cycles_median"]) for p in allp),
+                     "offset_median": statistics.median(offs), "offset_p10_p90": p10_p90(offs),
+                     "phase_median": statistics.median(phases), "phase_p10_p90": p10_p90(phases),
                      "lead_changes_median": statistics.median(p["lead_changes"] for p in allp)})
     return rows
 
