@@ -107,6 +107,13 @@ class GPU:
     # operand reuse across warps; ncu shows the bubble as dispatch_stall). micro/fma_operands.json:
     # only FFMAs reading three registers; with an immediate operand 0.92 / 0.96 (no bubble)
     fma_warp_switch_bubble: bool = True     # [M] micro/fma_issue_rate.json
+    # [M] micro/ffma_dispatch.json: a lone warp's independent FFMAs stall at dispatch where their register
+    # reads outrun the SMSP's two register banks (one read each a cycle, reuse-cache hits free): a trip of
+    # 64 takes 84-122 cycles by operand pattern. The reads may start the cycle before issue and end up to
+    # this many cycles after it (timing/register_banks.py); 0 or 1 fit the eight patterns' stall counts
+    # alike in sum, 1 best pattern by pattern. Applies only to rows carrying the SASS's reads.
+    register_read_lead_cycles: int = 1      # [M] micro/ffma_dispatch.json
+    register_stall_yields: bool = True      # after such a stall the scheduler picks another warp first
     # [M] micro/launch_overhead.json: an empty kernel's launch between two CUDA events, queued behind other
     # work as the ladder's timed launches are, 3.55 us (1 CTA; 3.6-4.3 us up to 1024 CTAs, more with more
     # CTAs as the block scheduler hands them out, which a kernel with work does while it runs). What a

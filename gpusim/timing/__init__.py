@@ -157,7 +157,8 @@ def run_lowered(lw: Lowered, arch: GPU, log_states: int = 0) -> TimingResult:
 def simulate_sm(trace: Trace, arch: str | GPU = "h200", ctas=None, *, policy: str = "gty",
                 global_level=None, active_sms: int | None = None,
                 stall_counts: dict | None = None, scoreboards: dict | None = None,
-                read_barriers=None, not_issued: bool = False, log_states: int = 0) -> TimingResult:
+                read_barriers=None, register_banks=None, not_issued: bool = False,
+                log_states: int = 0) -> TimingResult:
     """Time the rows of `ctas` (trace CTA ids, default all) as CTAs resident together on one SM.
 
     The caller chooses how many CTAs are resident (occupancy); all launch at cycle 0.
@@ -170,13 +171,15 @@ def simulate_sm(trace: Trace, arch: str | GPU = "h200", ctas=None, *, policy: st
     stall_counts: ptxas's stall counts of the kernel (control_codes.stall_table); default none.
     scoreboards: ptxas's dependency barriers per load class (control_codes.scoreboard_table).
     read_barriers: ptxas's read barriers on memory instructions (control_codes.read_barrier_table).
+    register_banks: the register reads of the kernel's FP32 instructions (register_banks.bank_profile).
     not_issued: also count each state's cycles in which the warp's SMSP issued nothing (TimingResult.
     not_issued_cycles; a diagnosis beside ncu's not-issued PC samples, about 5 % slower).
     log_states: keep up to this many stall intervals, (warp, state, first cycle, end cycle, row waited
     at), in TimingResult.state_log (for a timeline; 0, the default, keeps none).
     """
     gpu = get_arch(arch)
-    lw = lower(trace, gpu, ctas, global_level, policy, active_sms, stall_counts, scoreboards, read_barriers)
+    lw = lower(trace, gpu, ctas, global_level, policy, active_sms, stall_counts, scoreboards, read_barriers,
+               register_banks)
     lw.params[E.P_NOT_ISSUED] = int(not_issued)
     return run_lowered(lw, gpu, log_states)
 

@@ -38,10 +38,16 @@ Model (all times integer SM cycles; `t` is the current cycle):
                      FMA-heavy, ALU ops the ALU pipe, XU ops the XU pipe; each pipe takes
                      one warp-instruction per interval cycles, else math_pipe_throttle.
                      FP32 ops take lite when both are free (leaving heavy for IMAD).
-      switch bubble - an FP32 op cannot issue the cycle after another warp's issue on its
-                     SMSP (micro/fma_issue_rate.json, fma_operands.json): dispatch_stall when the
-                     scheduler must switch warps, not_selected while the warp that issued last
-                     cycle issues again (ncu's PC samples, micro/fma_pipes_ncu.json).
+      switch bubble - an FP32 op reading two registers of one bank cannot issue the cycle after
+                     another warp's issue on its SMSP (micro/fma_issue_rate.json, fma_operands.json):
+                     dispatch_stall when the scheduler must switch warps, not_selected while the warp
+                     that issued last cycle issues again (ncu's PC samples, micro/fma_pipes_ncu.json);
+      register banks - an FP32 row with the SASS's register reads (register_banks.py) needs its
+                     reads on the SMSP's two banks, one register a cycle each from the cycle before
+                     issue, to end no later than rf_lead cycles after issue (reuse-cache hits free
+                     while the same warp issued the SMSP's previous instruction), else
+                     dispatch_stall (micro/ffma_dispatch.json); with P_RF_YIELD the SMSP's next
+                     pick after such a stall of the warp it issued last is another warp.
   * After issuing row r a warp waits gap[r] cycles before its next issue (ptxas's stall count
     from the SASS control codes, control_codes.py; 1 when the kernel has no SASS record); the
     cycles between are wait, checked before the scoreboard as the hardware counts the stall
@@ -136,6 +142,8 @@ from gpusim.timing.states import (N_STATES, S_SELECTED, S_NOT_SELECTED, S_WAIT, 
 C_FIXED, C_LDS, C_STS, C_LDG, C_STG, C_BAR, C_EXIT = range(7)
 # math pipes a fixed-latency row needs (U_NONE: no pipe limit modelled: uniform, ADU, CBU)
 U_NONE, U_FMA, U_HEAVY, U_ALU, U_XU = range(5)
+UNIT_BITS = 3        # R_UNIT holds the pipe in its low bits, an FP32 row's register reads above them
+                     # (register_banks.pack: 0 when the trace has none, then the switch bubble alone)
 # params vector
 (P_FMA_INTERVAL, P_ALU_INTERVAL, P_XU_INTERVAL, P_MIO_DEPTH, P_LG_DEPTH, P_LDS_LAT,
  P_L1_LAT, P_L2_LAT, P_DRAM_LAT, P_L1_SECTORS, P_FILL_BYTES, P_SECTOR_BYTES, P_BAR_RELEASE,
@@ -143,7 +151,7 @@ U_NONE, U_FMA, U_HEAVY, U_ALU, U_XU = range(5)
  P_SWITCH_FMA, P_MEM_ISSUE_IV, P_WARP_SHARED_CPW, P_SMSP_L1_CPL, P_QUEUE_AT_RETURN, P_SHARED_WB,
  P_SB_GLOBAL, P_SB_SHARED, P_DATA_PIPE_UNIFIED, P_NO_SKIP, P_NOT_ISSUED, P_LSU_IN_ORDER, P_DATA_PIPE_TURNS,
  P_LSU_READ_AHEAD, P_LG_SM_UNTAKEN, P_HIT_HOLDS_TO_FILL, P_LG_SM_MISSES, P_LG_SM_MISS_SECTORS,
- N_PARAMS) = range(39)
+ P_RF_LEAD, P_RF_YIELD, N_PARAMS) = range(41)
 FP = 256              # sub-cycle units of the L2 / DRAM bandwidth servers
 POLICY_GTO, POLICY_LRR, POLICY_GTO_OLDEST, POLICY_GTY = 0, 1, 2, 3
 # counters vector
@@ -321,6 +329,10 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
     l1_lines, bar_arrive = params[P_L1_LINES], params[P_BAR_ARRIVE]
     l2_share, dram_share = params[P_L2_SHARE_FP], params[P_DRAM_SHARE_FP]
     switch_fma = params[P_SWITCH_FMA]
+    rf_lead = params[P_RF_LEAD]
+    bank_free = np.zeros((n_smsp, 2), np.int64)     # each SMSP's register banks: next cycle free to read
+    rf_yield_on = params[P_RF_YIELD] != 0
+    rf_yield = np.full(n_smsp, -1, np.int64)          # scan position of a warp its banks held at dispatch
     mem_iv = params[P_MEM_ISSUE_IV]
     shared_cpw, l1_cpl, shared_wb = params[P_WARP_SHARED_CPW], params[P_SMSP_L1_CPL], params[P_SHARED_WB]
     warp_shared_free = np.zeros(n_warps, np.int64)  # each warp's own return path from the shared pipe
@@ -507,6 +519,7 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
             n_switch = 0
             first0, after0, greedy0 = -1, -1, -1
             last_el, last0 = -1, -1      # the youngest eligible (greedy-then-youngest)
+            alt_el, alt0 = -1, -1        # ... other than the warp issued last
             lk = last_k[s]
             fifo_ts = INF
             for k in range(smsp_start[s], smsp_start[s + 1]):
@@ -626,7 +639,7 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                                 pw = 2
                                 n_pend += 1
                         elif c == C_FIXED:
-                            u = rows[r, R_UNIT]
+                            u = rows[r, R_UNIT] & ((1 << UNIT_BITS) - 1)
                             if u == U_FMA:
                                 f = min(heavy_free[s], lite_free[s])
                             elif u == U_HEAVY:
@@ -637,13 +650,29 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                                 f = xu_free[s]
                             else:
                                 f = t
+                            bk = rows[r, R_UNIT] >> UNIT_BITS
                             if f > t:
                                 st, wk = S_MATH_THROTTLE, f         # only this warp's SMSP issues to it
-                            elif (u == U_FMA and switch_fma and smsp_last_t[s] == t - 1
-                                  and smsp_last_w[s] != w):
-                                # no FP32 dispatch right after another warp's issue: dispatch_stall if
-                                # the scheduler must switch, not_selected if that warp issues again
+                            elif (u == U_FMA and switch_fma and smsp_last_t[s] == t - 1 and smsp_last_w[s] != w
+                                  and (bk == 0 or max((bk >> 4) & 3, (bk >> 6) & 3) >= 2)):
+                                # no FP32 dispatch right after another warp's issue when it reads two
+                                # registers of one bank (micro/fma_operands.json: with an immediate operand
+                                # there is no bubble): dispatch_stall if the scheduler must switch,
+                                # not_selected if that warp issues again
                                 st, wk, fixed = S_DISPATCH, t + 1, False
+                            elif bk != 0:
+                                # register-bank reads (register_banks): each bank reads one register a
+                                # cycle, from the cycle before issue; the warp waits while its reads would
+                                # end more than rf_lead cycles after its issue
+                                hot = smsp_last_w[s] == w
+                                sh = 0 if hot else 4
+                                for b in range(2):
+                                    nb = (bk >> (sh + 2 * b)) & 3
+                                    fb = bank_free[s, b]
+                                    if nb > 0 and fb > t - 1 and fb + nb - 1 > t + rf_lead:
+                                        st, wk, fixed = S_DISPATCH, t + 1, False
+                                        if hot:
+                                            rf_yield[s] = k
                 if st == S_DISPATCH:
                     # held back by the switch bubble: its state (dispatch_stall or not_selected) is set
                     # once this SMSP's pick is known, below
@@ -717,6 +746,10 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                     last_el = k
                     if pw == 0:
                         last0 = k
+                    if k != lk:
+                        alt_el = k
+                        if pw == 0:
+                            alt0 = k
                     if first_el == -1:
                         first_el = k
                     if after_el == -1 and k > lk:
@@ -754,6 +787,12 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                         since[w] = t
                         if lat_on:
                             lat_since[w] = lat_cum[s]
+            if rf_yield_on and rf_yield[s] == lk and lk >= 0:
+                # the warp issued last was held by its register reads: another warp goes first
+                if alt_el != -1:
+                    greedy_el, last_el = -1, alt_el
+                if alt0 != -1:
+                    greedy0, last0 = -1, alt0
             if policy == POLICY_GTY:
                 sel1[s] = fifo_el if fifo_el != -1 else (greedy_el if greedy_el != -1 else last_el)
                 sel0[s] = greedy0 if greedy0 != -1 else last0
@@ -838,9 +877,18 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
             c = rows[r, R_CLS]
             gap = rows[r, R_GAP]
             lat = rows[r, R_LAT]
-            unit = rows[r, R_UNIT]
+            unit = rows[r, R_UNIT] & ((1 << UNIT_BITS) - 1)
+            bk = rows[r, R_UNIT] >> UNIT_BITS
+            if bk != 0:
+                # its register reads take their banks' next cycles, from the cycle before issue
+                sh = 0 if smsp_last_w[s] == w else 4
+                for b in range(2):
+                    nb = (bk >> (sh + 2 * b)) & 3
+                    if nb > 0:
+                        bank_free[s, b] = max(bank_free[s, b], t - 1) + nb
             thr_since[w] = -1
             last_k[s] = kk
+            rf_yield[s] = -1
             sw = state[w]
             if sw >= 0:         # the state it leaves: not_selected, or a pending warp's last one
                 n0 = t - since[w]

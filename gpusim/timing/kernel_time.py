@@ -50,6 +50,7 @@ from gpusim.kernel.spec import get_kernel
 from gpusim.timing import (simulate_sm, TimingResult, not_issued_metrics, LSU_METRIC_NAMES, LSU_SUMS,
                            LSU_PENDING, LSU_LATENCY)
 from gpusim.timing.control_codes import global_scoreboards, read_barrier_table, scoreboard_table, stall_table
+from gpusim.timing.register_banks import bank_profile
 from gpusim.timing.states import STATES, stall_metric
 from gpusim.trace.trace import Trace
 
@@ -184,12 +185,12 @@ def build_window(result, block_idx: list, window: int | None, seed: int = 0):
 
 def _time(trace: Trace, gpu: GPU, levels: _Levels, active_sms: int, ptxas=None, not_issued: bool = False,
           log_states: int = 0):
-    """ptxas: (stall counts, scoreboards, read barriers) of the kernel's SASS (control_codes), None for
-    none. log_states: stall intervals to keep (simulate_sm)."""
-    counts, boards, reads = ptxas if ptxas else (None, None, None)
+    """ptxas: (stall counts, scoreboards, read barriers, FP32 register reads) of the kernel's SASS
+    (control_codes, register_banks), None for none. log_states: stall intervals to keep (simulate_sm)."""
+    counts, boards, reads, banks = ptxas if ptxas else (None, None, None, None)
     return simulate_sm(trace, gpu, global_level=levels(trace, gpu), active_sms=active_sms,
-                       stall_counts=counts, scoreboards=boards, read_barriers=reads, not_issued=not_issued,
-                       log_states=log_states)
+                       stall_counts=counts, scoreboards=boards, read_barriers=reads, register_banks=banks,
+                       not_issued=not_issued, log_states=log_states)
 
 
 def _resident(result, gpu: GPU, r: int) -> list:
@@ -308,27 +309,30 @@ def lowered_round(result, pred, trips: int | None):
     from gpusim.timing import lower
     inp, r0 = pred.inputs, pred.rounds[0]
     tr, _ = build_window(result, r0.block_idx, trips)
-    counts, boards, reads = inp["ptxas"] or (None, None, None)
+    counts, boards, reads, banks = inp["ptxas"] or (None, None, None, None)
     gpu = inp["gpu"]
     return lower(tr, gpu, global_level=inp["levels"](tr, gpu), active_sms=inp["active_sms"], stall_counts=counts,
-                 scoreboards=boards, read_barriers=reads)
+                 scoreboards=boards, read_barriers=reads, register_banks=banks)
 
 
-def ptxas_facts(result, scoreboards: str = "all", read_barriers: bool = True):
-    """(stall counts, dependency barriers, read barriers) of the kernel's recorded SASS, as the engine
-    takes them (see predict for the two switches); None when the kernel has no SASS record."""
+def ptxas_facts(result, scoreboards: str = "all", read_barriers: bool = True, register_banks: bool = True):
+    """(stall counts, dependency barriers, read barriers, FP32 register reads) of the kernel's recorded
+    SASS, as the engine takes them (see predict for the switches); None when the kernel has no SASS
+    record."""
     table = stall_table(result.kernel, result.params, result.M, result.N, result.K)
     if table is None:
         return None
     boards = {"all": scoreboard_table, "global": global_scoreboards, "none": lambda k, p: None}[scoreboards]
     reads = read_barrier_table(result.kernel, result.params) if read_barriers else None
-    return table[0], boards(result.kernel, result.params), reads
+    banks = bank_profile(result.kernel, result.params) if register_banks else None
+    return table[0], boards(result.kernel, result.params), reads, banks
 
 
 def predict(result, arch: str | GPU | None = None, *, levels: bool = True, windows=(W1, W2),
             full: bool = False, control_codes: bool = True, schedule: str = "phased",
             scoreboards: str = "all", read_barriers: bool = True, l2_pending: bool = False,
-            not_issued: bool = False, dram_rows: str = "spread", progress=None) -> Prediction:
+            not_issued: bool = False, dram_rows: str = "spread", register_banks: bool = True,
+            progress=None) -> Prediction:
     """Predicted whole-kernel time and warp-state ratios of a simulated launch (see module doc).
     schedule: the L2 model's CTA schedule (gpusim.memory.cache): "phased" (default: slots staggered
     as the engine's first round finishes, slot_finish), "fluid", "waves", or "measured" to replay
@@ -342,6 +346,8 @@ def predict(result, arch: str | GPU | None = None, *, levels: bool = True, windo
     is timed at that miss's level (it gets its data with the fill), gpusim.memory.cache.l2_simulate.
     dram_rows (a diagnosis): "grouped" gives the DRAM share of a window's global loads to whole load
     instructions of a CTA (all its warps' rows) rather than row by row (gpusim.memory.cache.global_levels).
+    register_banks: FP32 rows carry the register reads of the kernel's SASS (register_banks); False to
+    leave them out (a diagnosis: the switch bubble alone).
     not_issued (a diagnosis): also the share of each state's cycles in which the warp's SMSP issued
     nothing (gpusim__<state>_not_issued.pct), what ncu's PC sampling counts as not-issued samples.
     progress: called as progress(steps done, steps) after the first-round finish order, the L2 model and
@@ -358,7 +364,7 @@ def predict(result, arch: str | GPU | None = None, *, levels: bool = True, windo
     rounds, total_cycles, vec = [], 0.0, None
     op_states: dict = {}
     table = stall_table(result.kernel, result.params, result.M, result.N, result.K) if control_codes else None
-    ptxas = ptxas_facts(result, scoreboards, read_barriers) if table else None
+    ptxas = ptxas_facts(result, scoreboards, read_barriers, register_banks) if table else None
     finish = None
     steps = [0, 2 + len(plan)]
 

@@ -19,6 +19,7 @@ from gpusim.errors import GpusimError
 from gpusim.kernel.opcodes import TABLE, SPACE_GLOBAL, SPACE_SHARED
 from gpusim.timing import engine as E
 from gpusim.timing.control_codes import row_gaps
+from gpusim.timing.register_banks import row_banks
 from gpusim.trace.trace import Trace
 
 LEVEL_L1, LEVEL_L2, LEVEL_DRAM = 0, 1, 2
@@ -55,11 +56,12 @@ class Lowered:
     bar_hold: np.ndarray        # 1: the row waits for a pending barrier's release (memory, control, ADU)
     rb_wait: np.ndarray         # memory row whose register read (ptxas's read barrier) the row waits for, -1
     provider: np.ndarray        # per L1-hit global load: the miss that brings its line into L1, -1 none
+    banks: np.ndarray           # per FP32 row: its register reads (register_banks.pack), 0 none
 
     @cached_property
     def rows(self) -> np.ndarray:
         """The engine's packed (n, ROW_STRIDE) int32 row matrix (engine.pack_rows), built once."""
-        return E.pack_rows(self.cls, self.unit, self.lat, self.wf, self.sectors, self.lines, self.level, self.gap,
+        return E.pack_rows(self.cls, self.unit | self.banks << E.UNIT_BITS, self.lat, self.wf, self.sectors, self.lines, self.level, self.gap,
                            self.line_ptr, self.dep, self.row_warp, self.op, self.bar_hold)
 
 
@@ -140,6 +142,8 @@ def engine_params(arch: GPU, policy: str = "gty", active_sms: int | None = None,
     p[E.P_BAR_RELEASE] = arch.bar_sync_release_cycles
     p[E.P_POLICY] = POLICIES[policy]
     p[E.P_SWITCH_FMA] = int(arch.fma_warp_switch_bubble)
+    p[E.P_RF_LEAD] = arch.register_read_lead_cycles
+    p[E.P_RF_YIELD] = int(arch.register_stall_yields)
     p[E.P_MEM_ISSUE_IV] = 1 if stall_counts else arch.mem_issue_interval_cycles
     p[E.P_WARP_SHARED_CPW] = arch.warp_shared_cycles_per_wavefront
     p[E.P_SHARED_WB] = arch.shared_writeback_regs_per_sm_cycle
@@ -252,7 +256,7 @@ def fill_providers(level: np.ndarray, line_ptr: np.ndarray, line_id: np.ndarray,
 
 def lower(trace: Trace, arch: GPU, ctas=None, global_level=None, policy: str = "gty",
           active_sms: int | None = None, stall_counts: dict | None = None,
-          scoreboards: dict | None = None, read_barriers=None) -> Lowered:
+          scoreboards: dict | None = None, read_barriers=None, register_banks=None) -> Lowered:
     """Flat engine arrays for the rows of `ctas` (trace CTA ids, default all), resident together.
 
     global_level: optional int array, one per trace row, saying where each global load
@@ -262,6 +266,8 @@ def lower(trace: Trace, arch: GPU, ctas=None, global_level=None, policy: str = "
     scoreboards: ptxas's dependency-barrier counts (engine_params); default none.
     read_barriers: ptxas's read barriers on memory instructions (control_codes.read_barrier_table,
     read_waits); default none: a memory instruction's registers are free once it issues.
+    register_banks: the packed register reads of the kernel's FP32 instructions (register_banks.
+    bank_profile); default none: FP32 rows carry no reads and the switch bubble alone applies.
     """
     rows = trace.rows
     all_ctas = np.flatnonzero(np.bincount(rows["cta"]))
@@ -335,4 +341,5 @@ def lower(trace: Trace, arch: GPU, ctas=None, global_level=None, policy: str = "
         params=engine_params(arch, policy, active_sms, bool(stall_counts), scoreboards), sampled_rows=int((rows["weight"][take] > 1).sum()),
         bar_hold=op_hold[ops],
         rb_wait=read_waits(ops, op_cls_rows, row_warp, list(trace.opcodes), read_barriers),
-        provider=fill_providers(level, line_ptr, line_id, order_key))
+        provider=fill_providers(level, line_ptr, line_id, order_key),
+        banks=row_banks(ops, warp_start, list(trace.opcodes), register_banks))

@@ -27,13 +27,14 @@ def engine_a_load_times(dram_rows: str, trips: int = 64):
     res = gpusim.simulate("coalesced", 4096, keep_trace=True)
     gpu = gpusim.get_arch("h200")
     bps = res.occupancy.blocks_per_sm
-    counts, boards, reads = ptx = KT.ptxas_facts(res)
+    counts, boards, reads, banks = ptx = KT.ptxas_facts(res)
     tr, _ = KT.build_window(res, KT._resident(res, gpu, bps), trips)
     gidx, _ = C._global_load_rows(tr)
     first = C._first_active(tr.addr[tr.rows["mem"][gidx]])
     lv = KT._Levels(res, gpu, True, schedule="phased", slot_finish=KT.slot_finish(res, gpu, bps, ptx),
                     dram_rows=dram_rows)(tr, gpu)
-    t = run_lowered(lower(tr, gpu, global_level=lv, stall_counts=counts, scoreboards=boards, read_barriers=reads),
+    t = run_lowered(lower(tr, gpu, global_level=lv, stall_counts=counts, scoreboards=boards, read_barriers=reads,
+               register_banks=banks),
                     gpu)
     a_miss = gidx[(first >= res.bases["A"]) & (first < res.bases["B"]) & (lv[gidx] != C.LEVEL_L1)]
     pos = np.full(len(tr), -1)
