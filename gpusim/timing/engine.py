@@ -787,12 +787,6 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                         since[w] = t
                         if lat_on:
                             lat_since[w] = lat_cum[s]
-            if rf_yield_on and rf_yield[s] == lk and lk >= 0:
-                # the warp issued last was held by its register reads: another warp goes first
-                if alt_el != -1:
-                    greedy_el, last_el = -1, alt_el
-                if alt0 != -1:
-                    greedy0, last0 = -1, alt0
             if policy == POLICY_GTY:
                 sel1[s] = fifo_el if fifo_el != -1 else (greedy_el if greedy_el != -1 else last_el)
                 sel0[s] = greedy0 if greedy0 != -1 else last0
@@ -805,6 +799,13 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
             else:
                 sel1[s] = after_el if after_el != -1 else first_el
                 sel0[s] = after0 if after0 != -1 else first0
+            if rf_yield_on and rf_yield[s] == lk and lk >= 0:
+                # the warp issued last was held by its register reads: another warp goes first (the
+                # youngest eligible other one)
+                if sel1[s] == lk and alt_el != -1:
+                    sel1[s] = alt_el
+                if sel0[s] == lk and alt0 != -1:
+                    sel0[s] = alt0
         # ---- SM-wide MIO / LG pool arbiter. The SMSPs whose pick needs an entry of a pool get its
         # free entries in order of fewest entries of their own in flight, or for LG with the untaken cap
         # of fewest untaken ones (by in-flight entries the cap's room went unevenly: the SMSPs' last

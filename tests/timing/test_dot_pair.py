@@ -42,7 +42,8 @@ def loop_banks(kernel: str = "dot_pair") -> tuple:
     return tuple(pack(x) for x in fp32_reads(listing + listing)[len(fp32_reads(listing)):])
 
 
-def dot_pair_run(warps: list, trips: int = 64, policy: str = "gto", loads: bool = True, banks: bool = False):
+def dot_pair_run(warps: list, trips: int = 64, policy: str = "gto", loads: bool = True, banks: bool = False,
+                 arch=H200):
     """Per warp (SMSP w % 4) the engine's start cycle of each trip (its clock read), and the TimingResult.
     loads=False: dot_ffma's trip, the 64 FFMAs on registers loaded once (its SASS's loop: clock read, two
     IADD3, the stamp, the FFMAs, ISETP, IADD3.X, BRA)."""
@@ -83,7 +84,7 @@ def dot_pair_run(warps: list, trips: int = 64, policy: str = "gto", loads: bool 
                 add("BRA")
         add("EXIT")
     t = ht.trace()
-    res = simulate_sm(t, H200, global_level=np.full(len(t), LEVEL_L1, np.int8), policy=policy,
+    res = simulate_sm(t, arch, global_level=np.full(len(t), LEVEL_L1, np.int8), policy=policy,
                       stall_counts=REC["details"]["loop_stall_counts" if loads else "loop_stall_counts_ffma"],
                       scoreboards=SASS_BARRIERS,
                       register_banks=loop_banks("dot_pair" if loads else "dot_ffma") if banks else None)
@@ -170,3 +171,18 @@ def test_register_banks_give_the_lone_warps_dispatch_stalls():
     assert trip_and_offset(dot_pair_run([0])[0])[0] < 0.9 * hw_trip
     ds = res.state_cycles.get("dispatch_stall", 0) / res.inst_issued
     assert abs(ds - loop_states(ncu, "0x1")["dispatch_stall"]) < 0.08
+
+
+@pytest.mark.parametrize("policy", ["gty", "gto"])
+def test_with_register_banks_two_warps_of_one_smsp_run_in_step(policy):
+    """The yield rule's calibration (presets: register_stall_yields): with the loop's register reads, two
+    warps of one SMSP run each trip within 10 % of the H200's 295 cycles and start it within 40 cycles of
+    each other (H200 12; in turns, half a trip apart, without the rule)."""
+    from dataclasses import replace
+    hw_pair = np.mean(list(ROWS["0x11"]["trip_cycles_median"].values()))
+    trip, off = trip_and_offset(dot_pair_run([0, 4], policy=policy, banks=True)[0])
+    assert abs(trip / hw_pair - 1) < 0.10
+    assert off[0] < 40
+    no_yield = replace(H200, register_stall_yields=False)
+    _, off_no = trip_and_offset(dot_pair_run([0, 4], policy=policy, banks=True, arch=no_yield)[0])
+    assert off_no[0] > 80
