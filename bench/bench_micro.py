@@ -198,8 +198,7 @@ def regtile2d_trip_starts():
     tr, _ = KT.build_window(res, KT._resident(res, gpu, 2), 16)
     counts, boards, reads, banks = KT.ptxas_facts(res)
     lw = lower(tr, gpu, global_level=KT._Levels(res, gpu, True)(tr, gpu), stall_counts=counts, scoreboards=boards,
-               read_barriers=reads,
-               register_banks=banks)
+               read_barriers=reads, register_banks=banks)
     t = run_lowered(lw, gpu)
     ops = np.array(tr.opcodes)[tr.rows["op"][t.trace_row]].astype(str)
     lds_rows = np.char.startswith(ops, "LDS")

@@ -22,6 +22,8 @@ from __future__ import annotations
 import functools
 import re
 
+import numpy as np
+
 from gpusim.timing.control_codes import _record, _trips
 
 FP32_BASES = ("FFMA", "FMUL", "FADD")
@@ -79,8 +81,9 @@ def _profile(kernel: str, params_items: tuple):
     for b in rec["outline"]:
         lo, hi = int(b["start"], 16), int(b["end"], 16)
         block = [x for x in listing if lo <= x[0] <= hi]
-        reads = fp32_reads(block + block)[len(fp32_reads(block)):]     # the loop's second pass: reuse across its back edge
-        n = _trips(b, 4096, 4096, 4096) * len(reads)
+        n_fp32 = len(fp32_reads(block))
+        reads = fp32_reads(block + block)[n_fp32:]     # the block's second pass: reuse across the loop's back edge
+        n = _trips(b, 4096, 4096, 4096) * n_fp32
         if reads and (best is None or n > best[0]):
             best = (n, tuple(pack(x) for x in reads))
     return None if best is None else best[1]
@@ -92,10 +95,9 @@ def bank_profile(kernel: str, params: dict) -> tuple | None:
     return _profile(kernel, tuple(sorted(params.items())))
 
 
-def row_banks(op, warp_start, opcodes: list, profile) -> "np.ndarray":
+def row_banks(op, warp_start, opcodes: list, profile) -> np.ndarray:
     """Per lowered row (grouped by warp, program order): the packed reads of its FP32 instruction, 0 for
     other rows or without a profile. A warp's j-th FP32 row takes profile[j % len(profile)]."""
-    import numpy as np
     n = len(op)
     out = np.zeros(n, np.int64)
     if not profile or n == 0:

@@ -37,7 +37,8 @@ METRICS = ["smsp__inst_executed.sum", "sm__cycles_elapsed.max", "smsp__average_w
 PREFIX = "smsp__pcsamp_warps_issue_stalled_"
 
 
-def ncu_command(ncu: str, exe: Path, pattern: int, report: Path) -> list[str]:
+def ncu_command(ncu: str, exe: Path, pattern, report: Path) -> list[str]:
+    """ncu's command line for the second launch of pattern `pattern`'s kernel, PC samples every 32 cycles."""
     return [ncu, "--clock-control", ncu_mod.CLOCK_CONTROL, "--cache-control", ncu_mod.CACHE_CONTROL,
             "--replay-mode", ncu_mod.REPLAY_MODE, "-k", f"regex:ffma_p{pattern}", "--launch-skip", "1",
             "--launch-count", "1", "--section", "SourceCounters", "--warp-sampling-interval", "0",
@@ -116,9 +117,8 @@ def record(dir_: Path, dest: Path):
                "samples every 32 cycles; PCs as offsets from the kernel's first instruction "
                "(kernels_cuda/micro/ffma_dispatch.py)",
         "command": raw["command"] + " (on the H200), then --record DIR here",
-        "ncu_command": " ".join(ncu_command("ncu", Path("<bin>"), 0, Path("<work>/ffd_p<pattern>")))
-                          .replace(",".join(METRICS), "<see metrics>").replace(" 0", " <pattern>")
-                          .replace("ffma_p0", "ffma_p<pattern>"),
+        "ncu_command": " ".join(ncu_command("ncu", Path("<bin>"), "<pattern>", Path("<work>/ffd_p<pattern>")))
+                          .replace(",".join(METRICS), "<see metrics>"),
         "source": "kernels_cuda/micro/ffma_dispatch.cu",
         **provenance(raw),
         "unit": "cycles a trip of 64 FFMAs; PC samples per instruction; value: pattern 0's cycles a trip (min)",

@@ -93,7 +93,7 @@ def engine_load_times(dram_rows: str) -> np.ndarray:
     lv = KT._Levels(res, gpu, True, schedule="phased", slot_finish=KT.slot_finish(res, gpu, bps, ptx),
                     dram_rows=dram_rows)(tr, gpu)
     t = run_lowered(lower(tr, gpu, global_level=lv, stall_counts=counts, scoreboards=boards, read_barriers=reads,
-               register_banks=banks),
+                          register_banks=banks),
                     gpu)
     ops = np.array(tr.opcodes)[tr.rows["op"][t.trace_row]].astype(str)
     lat = []

@@ -34,7 +34,7 @@ def engine_a_load_times(dram_rows: str, trips: int = 64):
     lv = KT._Levels(res, gpu, True, schedule="phased", slot_finish=KT.slot_finish(res, gpu, bps, ptx),
                     dram_rows=dram_rows)(tr, gpu)
     t = run_lowered(lower(tr, gpu, global_level=lv, stall_counts=counts, scoreboards=boards, read_barriers=reads,
-               register_banks=banks),
+                          register_banks=banks),
                     gpu)
     a_miss = gidx[(first >= res.bases["A"]) & (first < res.bases["B"]) & (lv[gidx] != C.LEVEL_L1)]
     pos = np.full(len(tr), -1)

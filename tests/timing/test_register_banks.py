@@ -145,3 +145,14 @@ def test_ladder_profiles_put_regtile2d_above_vectorized():
         prof = bank_profile(k, {})
         return np.mean([(p & 3) + (p >> 2 & 3) for p in prof])
     assert hot_reads("regtile2d") > hot_reads("vectorized")
+
+
+def test_the_committed_sass_is_the_recorded_binarys():
+    """micro/ffma_dispatch.sass is the binary the record ran: each pattern's loop, as the micro's script
+    finds it (the backward branch and its target), is the record's instruction for instruction."""
+    import sys
+    sys.path.insert(0, str(ROOT / "kernels_cuda" / "micro"))
+    from ffma_dispatch import loop_instructions
+    for r in REC:
+        got = [(f"0x{pc:04x}", text) for pc, text in loop_instructions(SASS, r["pattern"])]
+        assert got == [(i["pc"], i["sass"]) for i in r["loop"]]
