@@ -650,7 +650,7 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                                 f = xu_free[s]
                             else:
                                 f = t
-                            bk = rows[r, R_UNIT] >> UNIT_BITS
+                            bk = rows[r, R_UNIT] >> UNIT_BITS if u == U_FMA else 0
                             if f > t:
                                 st, wk = S_MATH_THROTTLE, f         # only this warp's SMSP issues to it
                             elif (u == U_FMA and switch_fma and smsp_last_t[s] == t - 1 and smsp_last_w[s] != w
@@ -746,7 +746,7 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                     last_el = k
                     if pw == 0:
                         last0 = k
-                    if k != lk:
+                    if rf_yield_on and k != lk:
                         alt_el = k
                         if pw == 0:
                             alt0 = k
@@ -878,8 +878,9 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
             c = rows[r, R_CLS]
             gap = rows[r, R_GAP]
             lat = rows[r, R_LAT]
-            unit = rows[r, R_UNIT] & ((1 << UNIT_BITS) - 1)
-            bk = rows[r, R_UNIT] >> UNIT_BITS
+            ru = rows[r, R_UNIT]
+            unit = ru & ((1 << UNIT_BITS) - 1)
+            bk = ru >> UNIT_BITS
             if bk != 0:
                 # its register reads take their banks' next cycles, from the cycle before issue
                 sh = 0 if smsp_last_w[s] == w else 4
