@@ -110,8 +110,9 @@ class GPU:
     # [M] micro/ffma_dispatch.json: a lone warp's independent FFMAs stall at dispatch where their register
     # reads outrun the SMSP's two register banks (one read each a cycle, reuse-cache hits free): a trip of
     # 64 takes 84-122 cycles by operand pattern. The reads may start the cycle before issue and end up to
-    # this many cycles after it (timing/register_banks.py); 0 or 1 fit the eight patterns' stall counts
-    # alike in sum, 1 best pattern by pattern. Applies only to rows carrying the SASS's reads.
+    # this many cycles after it (timing/register_banks.py). Chosen among 0-3 on the patterns' counts of
+    # stalled FFMAs (summed miss 18 against 37 / 20 / 22 for 0 / 2 / 3; their trip times fit 0 a little
+    # better: 3 cycles summed miss against 10). Applies only to rows carrying the SASS's reads.
     register_read_lead_cycles: int = 1      # [M] micro/ffma_dispatch.json
     register_stall_yields: bool = True      # after such a stall the scheduler picks another warp first
     # [M] micro/launch_overhead.json: an empty kernel's launch between two CUDA events, queued behind other

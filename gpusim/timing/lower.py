@@ -61,8 +61,9 @@ class Lowered:
     @cached_property
     def rows(self) -> np.ndarray:
         """The engine's packed (n, ROW_STRIDE) int32 row matrix (engine.pack_rows), built once."""
-        return E.pack_rows(self.cls, self.unit | self.banks << E.UNIT_BITS, self.lat, self.wf, self.sectors, self.lines, self.level, self.gap,
-                           self.line_ptr, self.dep, self.row_warp, self.op, self.bar_hold)
+        return E.pack_rows(self.cls, self.unit | self.banks << E.UNIT_BITS, self.lat, self.wf, self.sectors,
+                           self.lines, self.level, self.gap, self.line_ptr, self.dep, self.row_warp, self.op,
+                           self.bar_hold)
 
 
 def _op_tables(opcodes: list[str], arch: GPU):

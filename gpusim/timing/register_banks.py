@@ -8,8 +8,9 @@ empties the cache). When a warp's FFMAs ask the banks for more than two reads a 
 and the warp stalls at dispatch (ncu: dispatch_stall) once its reads would come more than a cycle after
 its issue. micro/ffma_dispatch.json measures it with one warp per SM running 64 independent FFMAs in eight
 operand patterns (kernels_cuda/micro/ffma_dispatch.cu): with a reused operand a trip takes 84-92 cycles,
-without reuse 115-122, and the rule gives each pattern's count of stalled FFMAs within 3 but one (pattern
-5: 28 against 19), with no parameter but the one-cycle lead (tests/timing/test_register_banks.py).
+without reuse 115-122. The engine with this rule, whose one parameter is the one-cycle lead, gives the
+patterns' stalled FFMAs as 7/8/16/36/43/28/10/8 against 7/9/11/36/42/19/10/6 and their trips' differences
+from pattern 0 within 2.1 cycles but pattern 5's (+9) (tests/timing/test_register_banks.py).
 
 A row of the engine carries two read counts per bank: "hot" when the same warp issued the SMSP's previous
 instruction (the SASS's reuse applies) and "cold" otherwise (every source register read). The trace does
