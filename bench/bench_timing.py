@@ -16,13 +16,15 @@ waits for that fill (kernel_time.predict's l2_pending), a diagnosis of the L2 mo
 --dram-rows grouped: the L2 model's DRAM share of a window's global loads goes to whole load
 instructions of a CTA (all its warps) instead of row by row (kernel_time.predict's dram_rows), a
 diagnosis of how the barrier / long_scoreboard split depends on which warps wait on DRAM.
+--windows W1,W2: the two loop-trip windows whose difference gives a round's steady trip (default 8,16,
+kernel_time.W1/W2); --full times every trip instead: diagnoses of the sampling error on a launch.
 --variants: the same table for the held-out set, each ladder kernel with other tile parameters
 (traces/hw/h200/variants/, the parameters in each record): no parameter of the engine or the cache
 model was chosen while these records existed, so they test the model out of sample.
 --shapes: the ladder kernels (default parameters) at non-square shapes (traces/hw/h200/shapes/, times
 only): the second held-out set; MAPE, max error and the kernels' order at each shape.
 Usage: python bench/bench_timing.py [--kernels a,b] [--sizes 1024,2048,4096] [--schedule phased]
-       [--scoreboards all] [--l2-pending] [--variants | --shapes]
+       [--scoreboards all] [--l2-pending] [--windows 8,16 | --full] [--variants | --shapes]
 """
 import argparse
 import json
@@ -56,8 +58,9 @@ def variant_cases(kernels, sizes):
     return dict(sorted(out.items(), key=lambda kv: (kernels.index(kv[1][0]), kv[0][1])))
 
 
-def shapes(kernels):
-    """Predicted against recorded time for every non-square record of these kernels."""
+def shapes(kernels, **kw):
+    """Predicted against recorded time for every non-square record of these kernels (kw: predict's
+    windows / full)."""
     recs = [json.loads(f.read_text()) for f in sorted((ROOT / "traces/hw/h200/shapes").glob("*.json"))]
     recs = sorted((r for r in recs if r["kernel"] in kernels), key=lambda r: (kernels.index(r["kernel"]), r["M"], r["N"], r["K"]))
     if not recs:
@@ -66,7 +69,7 @@ def shapes(kernels):
     by_shape, errs = {}, []
     for r in recs:
         shape = f"{r['M']}x{r['N']}x{r['K']}"
-        p = predict(gpusim.simulate(r["kernel"], M=r["M"], N=r["N"], K=r["K"], keep_trace=True))
+        p = predict(gpusim.simulate(r["kernel"], M=r["M"], N=r["N"], K=r["K"], keep_trace=True), **kw)
         e = 100 * (p.time_ms / r["time_ms_median"] - 1)
         errs.append(e)
         by_shape.setdefault(shape, ({}, {}))
@@ -93,13 +96,25 @@ def main():
                          "(default) or whole load instructions of a CTA (a diagnosis)")
     ap.add_argument("--no-read-barriers", action="store_true",
                     help="leave out ptxas's read barriers on memory instructions (a diagnosis)")
+    ap.add_argument("--windows", default=None,
+                    help="W1,W2: the loop-trip windows of the steady-trip estimate (default 8,16; a diagnosis)")
+    ap.add_argument("--full", action="store_true", help="time every trip, no window extrapolation (a diagnosis)")
     ap.add_argument("--variants", action="store_true",
                     help="the held-out tile-parameter variants (traces/hw/h200/variants/) instead of the ladder")
     ap.add_argument("--shapes", action="store_true",
                     help="the held-out non-square shapes (traces/hw/h200/shapes/) instead of the ladder")
     a = ap.parse_args()
+    kw = {"full": a.full}
+    if a.windows:
+        try:
+            w1, w2 = (int(x) for x in a.windows.split(","))
+        except ValueError:
+            raise SystemExit(f"--windows takes two trip counts, W1,W2 (e.g. 8,16), got {a.windows!r}")
+        if not 0 < w1 < w2:
+            raise SystemExit(f"--windows needs 0 < W1 < W2, got {a.windows}")
+        kw["windows"] = (w1, w2)
     if a.shapes:
-        return shapes(a.kernels.split(","))
+        return shapes(a.kernels.split(","), **kw)
     sizes = [int(s) for s in a.sizes.split(",")]
     cases = variant_cases(a.kernels.split(","), sizes) if a.variants else {
         (k, n): (k, None, ROOT / f"traces/hw/h200/{k}_{n}.json") for k in a.kernels.split(",") for n in sizes}
@@ -112,7 +127,7 @@ def main():
         t0 = time.perf_counter()
         p = predict(gpusim.simulate(k, n, params=params, keep_trace=True), schedule=a.schedule,   # (1024: A, B, C stay in the L2)
                     scoreboards=a.scoreboards, read_barriers=not a.no_read_barriers, l2_pending=a.l2_pending,
-                    dram_rows=a.dram_rows)
+                    dram_rows=a.dram_rows, **kw)
         wall = time.perf_counter() - t0
         if n == 4096:
             walls[label] = wall
