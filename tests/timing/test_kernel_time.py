@@ -41,7 +41,8 @@ def test_sampling_error_against_full_run(kernel, size):
         assert est.metrics[k] == pytest.approx(full.metrics[k], rel=0.02, abs=0.05)
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason="known: 8-trip windows miss a 64-trip round's wandering CTA phase by 5.9 %")
+@pytest.mark.xfail(strict=True, raises=AssertionError,
+                   reason="known: 8-trip windows miss a 64-trip round's wandering CTA phase by 5.9 %")
 def test_sampling_error_on_a_short_round():
     """regtile1d at 8192x8192x512 (a held-out shape, 64 trips a round): its two CTAs' relative phase still
     moves over the round, so trips 8-16 cost 2217 cycles each where 16-32 cost 2006 and 24-40 2085; the
@@ -50,7 +51,8 @@ def test_sampling_error_on_a_short_round():
     the sampling covers it, this passes and the marker must go."""
     r = gpusim.simulate("regtile1d", M=8192, N=8192, K=512)
     est, full = predict(r), predict(r, full=True)
-    assert est.rounds[0].trips > W2
+    if est.rounds[0].trips <= W2:     # (not an AssertionError: a round no longer extrapolated fails outright)
+        pytest.fail(f"the round has {est.rounds[0].trips} trips, not extrapolated past W2 = {W2}")
     assert abs(est.cycles / full.cycles - 1) <= SAMPLING_TOLERANCE
 
 
