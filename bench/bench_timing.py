@@ -16,7 +16,7 @@ waits for that fill (kernel_time.predict's l2_pending), a diagnosis of the L2 mo
 --dram-rows grouped: the L2 model's DRAM share of a window's global loads goes to whole load
 instructions of a CTA (all its warps) instead of row by row (kernel_time.predict's dram_rows), a
 diagnosis of how the barrier / long_scoreboard split depends on which warps wait on DRAM.
---windows W1,W2: the two loop-trip windows whose difference gives a round's steady trip (default 8,16,
+--windows W1,W2: the two loop-trip windows whose difference gives a round's steady trip (default 16,48,
 kernel_time.W1/W2); --full times every trip instead: diagnoses of the sampling error on a launch.
 --variants: the same table for the held-out set, each ladder kernel with other tile parameters
 (traces/hw/h200/variants/, the parameters in each record): no parameter of the engine or the cache
@@ -24,7 +24,7 @@ model was chosen while these records existed, so they test the model out of samp
 --shapes: the ladder kernels (default parameters) at non-square shapes (traces/hw/h200/shapes/, times
 only): the second held-out set; MAPE, max error and the kernels' order at each shape.
 Usage: python bench/bench_timing.py [--kernels a,b] [--sizes 1024,2048,4096] [--schedule phased]
-       [--scoreboards all] [--l2-pending] [--windows 8,16 | --full] [--variants | --shapes]
+       [--scoreboards all] [--l2-pending] [--windows 16,48 | --full] [--variants | --shapes]
 """
 import argparse
 import json
@@ -97,7 +97,7 @@ def main():
     ap.add_argument("--no-read-barriers", action="store_true",
                     help="leave out ptxas's read barriers on memory instructions (a diagnosis)")
     ap.add_argument("--windows", default=None,
-                    help="W1,W2: the loop-trip windows of the steady-trip estimate (default 8,16; a diagnosis)")
+                    help="W1,W2: the loop-trip windows of the steady-trip estimate (default kernel_time.W1,W2; a diagnosis)")
     ap.add_argument("--full", action="store_true", help="time every trip, no window extrapolation (a diagnosis)")
     ap.add_argument("--variants", action="store_true",
                     help="the held-out tile-parameter variants (traces/hw/h200/variants/) instead of the ladder")

@@ -6,6 +6,7 @@ import json
 import sys
 
 from gpusim.errors import GpusimError
+from gpusim.timing.kernel_time import W1
 
 DEFAULT_SIZE = 1024
 
@@ -143,7 +144,7 @@ def build_parser():
     r.add_argument("--trace", action="store_true",
                    help="time the first SM's resident CTAs: stall breakdown, per-warp table, Perfetto timeline")
     r.add_argument("--window", type=int, help="loop trips of the --trace timeline (default: the prediction's "
-                   "first window, 8 trips)")
+                   f"first window, {W1} trips)")
     r.add_argument("--timeline", metavar="PATH.json", help="where --trace writes the timeline "
                    "(default traces/sim/KERNEL_MxNxK.json)")
     r.add_argument("--save-trace", metavar="PATH.npz", help="save the simulated CTAs' per-warp trace")
