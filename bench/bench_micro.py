@@ -227,14 +227,16 @@ def phase():
 
 def dot():
     """dot_pair.json: regtile2d's dotIdx trip by one warp, two on one SMSP, two on two SMSPs, two on each
-    SMSP: trip time and the cycles between same-SMSP warps' starts of the same trip, H200 beside engine."""
-    from tests.timing.test_dot_pair import REC, dot_pair_run, trip_and_offset
+    SMSP: trip time and the cycles between same-SMSP warps' starts of the same trip, H200 beside engine (with
+    the loop's FFMA register reads, as the prediction runs a kernel with a SASS record); then the eight
+    warps' SMSP phases, and the engine's from an in-step start and from the H200's arrangement."""
+    from tests.timing.test_dot_pair import REC, STEADY, dot_pair_run, trip_and_offset, staggered_run, _smsp_phases
     print(f"\n{'dot_pair (regtile2d dotIdx trip)':34s} {'trip H200':>9s} {'sim':>6s}   {'same-SMSP offset H200':>21s} {'sim':>6s}")
     for r in REC["details"]["rows"]:
         warps = sorted(int(w) for w in r["warp_slots"])
         hw_st = {int(w): np.array(t) for w, t in REC["details"]["stamps"][r["mask"]].items()}
         hw_trip, hw_off = trip_and_offset(hw_st)
-        sim_trip, sim_off = trip_and_offset(dot_pair_run(warps, loads=r["kernel"] == "dot_pair")[0])
+        sim_trip, sim_off = trip_and_offset(dot_pair_run(warps, loads=r["kernel"] == "dot_pair", banks=True)[0])
         fmt = lambda v: "/".join(f"{x:.0f}" for x in v) if v else "-"      # noqa: E731
         print(f"{r['layout']:34s} {hw_trip:9.0f} {sim_trip:6.0f}   {fmt(hw_off):>21s} {fmt(sim_off):>6s}")
     # ncu's states for the same trips (dot_pair_ncu.json: 132 CTAs, one per SM): PC samples of the trip
@@ -246,10 +248,20 @@ def dot():
     print(f"{'dot_pair loop states per issue':34s} " + " ".join(f"{k[:10]:>10s} H200/sim" for k in keys))
     for r in REC["details"]["rows"]:
         hw = loop_states(ncu, r["mask"])
-        res = dot_pair_run(sorted(int(w) for w in r["warp_slots"]), loads=r["kernel"] == "dot_pair")[1]
+        res = dot_pair_run(sorted(int(w) for w in r["warp_slots"]), loads=r["kernel"] == "dot_pair", banks=True)[1]
         n = res.inst_issued
         print(f"{r['layout']:34s} " + " ".join(f"{hw.get(k, 0.0):10.2f} {res.state_cycles.get(k, 0) / n:4.2f}    "
                                              for k in keys))
+    slots = next(r for r in REC["details"]["rows"] if r["mask"] == "0xff")["warp_slots"]
+    hw_st = {int(w): np.array(t) for w, t in REC["details"]["stamps"]["0xff"].items()}
+    fmt = lambda v: " / ".join(f"{x:.0f}" for x in v)      # noqa: E731
+    print(f"\neight warps, SMSPs' trip starts behind the first (cycles): H200 "
+          f"{fmt(_smsp_phases(hw_st, STEADY, lambda w: slots[str(w)] % 4))}, pairs {fmt(trip_and_offset(hw_st)[1])}")
+    for name, delay in (("in-step start", [0] * 8), ("started as the H200 settles", [0, 18, 37, 55] * 2)):
+        st = staggered_run(delay)
+        trip, off = trip_and_offset(st)
+        print(f"  engine, {name}: {fmt(_smsp_phases(st, STEADY, lambda w: w % 4))}, pairs {fmt(off)}, "
+              f"{trip:.0f} cycles a trip")
 
 
 def barrier():
