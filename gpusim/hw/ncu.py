@@ -152,6 +152,14 @@ def find_ncu() -> str | None:
     return cands[-1] if cands else None
 
 
+def require_ncu() -> str:
+    """find_ncu's path, or exit with a clear message where there is none (the micros' GPU-side runs)."""
+    p = find_ncu()
+    if not p:
+        raise SystemExit("no ncu on this machine")
+    return p
+
+
 def query_base_names(text: str) -> set[str]:
     """Base metric names (unit__counter) in `ncu --query-metrics` output."""
     return set(re.findall(r"\b([a-z][a-z0-9]*__[a-z0-9_]+)\b", text))

@@ -44,9 +44,7 @@ def ncu_command(ncu: str, exe: Path, mask: str, report: Path, kernel: str = "dot
 def run_on_gpu(out: Path):
     from gpusim.hw.pcsamp import samples_per_pc
     out.mkdir(parents=True, exist_ok=True)
-    ncu = ncu_mod.find_ncu()
-    if not ncu:
-        raise SystemExit("no ncu on this machine")
+    ncu = ncu_mod.require_ncu()
     exe = nvcc_build(HERE / "dot_pair.cu", out / "dot_ncu_bin")
     res = {**gpu_provenance("dot_pair_ncu.py", ncu), "masks": {}}
     log = []

@@ -48,9 +48,7 @@ def ncu_command(ncu: str, exe: Path, pattern, report: Path) -> list[str]:
 def run_on_gpu(out: Path):
     from gpusim.hw.pcsamp import samples_per_pc
     out.mkdir(parents=True, exist_ok=True)
-    ncu = ncu_mod.find_ncu()
-    if not ncu:
-        raise SystemExit("no ncu on this machine")
+    ncu = ncu_mod.require_ncu()
     exe = nvcc_build(HERE / "ffma_dispatch.cu", out / "ffd_bin")
     (out / "ffd.sass").write_text(subprocess.run(["cuobjdump", "-sass", str(exe)], capture_output=True,
                                                  text=True).stdout)

@@ -50,9 +50,7 @@ def ncu_command(ncu: str, exe: Path, mask: str, report: Path) -> list[str]:
 
 def run_on_gpu(out: Path):
     out.mkdir(parents=True, exist_ok=True)
-    ncu = ncu_mod.find_ncu()
-    if not ncu:
-        raise SystemExit("no ncu on this machine")
+    ncu = ncu_mod.require_ncu()
     exe = nvcc_build(HERE / "mio_capacity.cu", out / "mio_ncu_bin")
     (out / "mio_ncu_prov.json").write_text(json.dumps(gpu_provenance("mio_capacity_ncu.py" + (" --lsu" if LSU else ""),
                                                                      ncu)))
