@@ -7,88 +7,26 @@
 // Usage: dot_pair MASK [CTAS [ffma]]  (prints "mask M warp W slot S t0 t1 ..." per warp of CTA 0; CTAS > 1
 // (default 1) launches that many CTAs, one per SM, each doing the same: more warps for ncu's PC sampling to
 // see; "ffma" runs dot_ffma, the trip without its loads, instead)
+// The trip itself is in dot_trip.cuh (shared with dot_pair_delay.cu).
 // Build: nvcc -arch=sm_90 -O3 -o dot_pair kernels_cuda/micro/dot_pair.cu
 #include <cstdio>
 #include <cstdlib>
 
-#define BM 128
-#define BN 128
-#define BK 8
-#define TM 8
-#define TN 8
-#define TRIPS 64
-
-// Both kernels' start: fill the static tile, let the warps outside `mask` go, note each warp's slot.
-// Returns false for a warp that exits.
-__device__ __forceinline__ bool start(float *As, float *Bs, int *slot, unsigned mask) {
-  for (int i = threadIdx.x; i < BM * BK; i += blockDim.x) {
-    As[i] = 1e-3f * (i % 97);
-    Bs[i] = 1e-3f * (i % 89);
-  }
-  __syncthreads();
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  if (!((mask >> warp) & 1u)) return false;
-  if (lane == 0) {
-    unsigned wid;
-    asm volatile("mov.u32 %0, %%warpid;" : "=r"(wid));
-    slot[blockIdx.x * 8 + warp] = wid;
-  }
-  return true;
-}
+#include "dot_trip.cuh"
 
 __global__ void __launch_bounds__(256) dot_pair(float *out, long long *stamps, int *slot, unsigned mask) {
   __shared__ float As[BM * BK];
   __shared__ float Bs[BK * BN];
   if (!start(As, Bs, slot, mask)) return;
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  stamps += blockIdx.x * 8 * TRIPS;
-  const int threadCol = threadIdx.x % (BN / TN);
-  const int threadRow = threadIdx.x / (BN / TN);
-  float acc[TM * TN] = {0.0f};
-  float regM[TM], regN[TN];
-#pragma unroll 1
-  for (int trip = 0; trip < TRIPS; trip++) {
-    if (lane == 0) stamps[warp * TRIPS + trip] = clock64();
-    const int dotIdx = trip % BK;
-    for (int i = 0; i < TM; ++i) regM[i] = As[(threadRow * TM + i) * BK + dotIdx];
-    for (int i = 0; i < TN; ++i) regN[i] = Bs[dotIdx * BN + threadCol * TN + i];
-    for (int m = 0; m < TM; ++m)
-      for (int n = 0; n < TN; ++n) acc[m * TN + n] += regM[m] * regN[n];
-  }
-  float s = 0.0f;
-  for (int i = 0; i < TM * TN; i++) s += acc[i];
-  out[blockIdx.x * blockDim.x + threadIdx.x] = s;
+  out[blockIdx.x * blockDim.x + threadIdx.x] = dot_trips(As, Bs, stamps);
 }
 
-// The same trip without its loads: regM and regN are loaded once before the loop, each trip is the clock
-// read and the 64 FFMAs (what the FFMA block costs by itself: dispatch stalls with no load results landing).
-// The empty asm statements tell the compiler regM and regN may change every trip, so that it cannot hoist
-// the products out of the loop (without them ptxas turns the trip into 64 FADDs).
+// dot_trips without its loads (dot_trip.cuh: ffma_trips).
 __global__ void __launch_bounds__(256) dot_ffma(float *out, long long *stamps, int *slot, unsigned mask) {
   __shared__ float As[BM * BK];
   __shared__ float Bs[BK * BN];
   if (!start(As, Bs, slot, mask)) return;
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  stamps += blockIdx.x * 8 * TRIPS;
-  const int threadCol = threadIdx.x % (BN / TN);
-  const int threadRow = threadIdx.x / (BN / TN);
-  float acc[TM * TN] = {0.0f};
-  float regM[TM], regN[TN];
-  for (int i = 0; i < TM; ++i) regM[i] = As[(threadRow * TM + i) * BK];
-  for (int i = 0; i < TN; ++i) regN[i] = Bs[threadCol * TN + i];
-#pragma unroll 1
-  for (int trip = 0; trip < TRIPS; trip++) {
-    if (lane == 0) stamps[warp * TRIPS + trip] = clock64();
-#pragma unroll
-    for (int i = 0; i < TM; ++i) asm volatile("" : "+f"(regM[i]));
-#pragma unroll
-    for (int i = 0; i < TN; ++i) asm volatile("" : "+f"(regN[i]));
-    for (int m = 0; m < TM; ++m)
-      for (int n = 0; n < TN; ++n) acc[m * TN + n] += regM[m] * regN[n];
-  }
-  float s = 0.0f;
-  for (int i = 0; i < TM * TN; i++) s += acc[i];
-  out[blockIdx.x * blockDim.x + threadIdx.x] = s;
+  out[blockIdx.x * blockDim.x + threadIdx.x] = ffma_trips(As, Bs, stamps);
 }
 
 int main(int argc, char **argv) {

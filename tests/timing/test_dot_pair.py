@@ -69,17 +69,23 @@ def add_trip(add, acc: list):
 
 
 def dot_pair_run(warps: list, trips: int = 64, policy: str = "gto", loads: bool = True, banks: bool = False,
-                 arch=H200):
+                 arch=H200, hold: dict | None = None):
     """Per warp (SMSP w % 4) the engine's start cycle of each trip (its clock read), and the TimingResult.
     loads=False: dot_ffma's trip, the 64 FFMAs on registers loaded once (its SASS's loop: clock read, two
-    IADD3, the stamp, the FFMAs, ISETP, IADD3.X, BRA)."""
+    IADD3, the stamp, the FFMAs, ISETP, IADD3.X, BRA). hold: {warp: n}, warp held back before its first
+    trip by a chain of n dependent IADD3s (4 cycles each; micro/dot_pair_delay.json's spin)."""
     ht = HandTrace()
     for w in range(max(warps) + 1):
         add = ht.warp(w)
         if w in warps:
             acc = [add("CS2R") for _ in range(64)]
+            x = None
+            if hold and hold.get(w):
+                x = add("IADD3")
+                for _ in range(hold[w] - 1):
+                    x = add("IADD3", (x,))
             for _ in range(trips):
-                add("CS2R")
+                add("CS2R", (x,) if x is not None else ())
                 if not loads:
                     add("IADD3")
                     add("IADD3")
