@@ -262,6 +262,18 @@ def dot():
         trip, off = trip_and_offset(st)
         print(f"  engine, {name}: {fmt(_smsp_phases(st, STEADY, lambda w: w % 4))}, pairs {fmt(off)}, "
               f"{trip:.0f} cycles a trip")
+    # dot_pair_delay.json: warp 4 held back before its first trip (the engine: a chain of delay / 4 IADD3s)
+    from tests.timing.test_dot_pair_delay import ROWS as DELAY_ROWS, phase
+    print(f"\n{'warps 0 and 4, warp 4 held back':34s} {'phase H200':>10s} {'sim':>6s}   (cycles apart, trips 24-63; "
+          f"half a trip: in turns)")
+    for r in DELAY_ROWS:
+        if r["mask"] != "0x11":
+            continue
+        loads = r["kernel"] == "dot_pair"
+        st = dot_pair_run([0, 4], trips=64, loads=loads, banks=True, hold={4: r["delay"] // 4})[0]
+        p, trip = phase(st, 0, 4)
+        print(f"{r['kernel'] + ', ' + str(r['delay']) + ' cycles':34s} {r['pairs'][0]['phase_median']:10.0f} {p:6.0f}"
+              f"   (trip H200 {np.mean(list(r['trip_cycles_median'].values())):.0f}, sim {trip:.0f})")
 
 
 def barrier():

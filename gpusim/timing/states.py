@@ -16,7 +16,7 @@ STATES = (
     "math_pipe_throttle",  # next instruction's math pipe is busy
     "barrier",             # waiting at BAR.SYNC for the other warps of its CTA
     "drain",               # all instructions issued; its memory instructions still in flight
-    "dispatch_stall",      # not modelled (always 0)
+    "dispatch_stall",      # eligible, but held at dispatch (the FP32 switch bubble, the register banks' reads)
     "no_instruction",      # not modelled (always 0)
 )
 S_SELECTED, S_NOT_SELECTED, S_WAIT, S_SHORT_SB, S_LONG_SB, S_MIO_THROTTLE, S_LG_THROTTLE, \
