@@ -49,16 +49,19 @@ def parse(text: str) -> dict:
     return out
 
 
+def folded_offsets(ta: list, tb: list, trip: float) -> list:
+    """Per trip, warp b's start offset from warp a's, folded to 0..trip/2 (0 together, trip/2 in turns)."""
+    return [abs((y - x + trip / 2) % trip - trip / 2) for x, y in zip(ta, tb)]
+
+
 def pair_phases(warps: dict, trip: float) -> list:
-    """For each pair of warps on one SMSP: (warps, the later-held warp's start offset from the other's at
-    each trip, folded to 0..trip/2)."""
+    """For each pair of warps on one SMSP: (warps, folded_offsets of their trip starts)."""
     out = []
     ws = sorted(warps)
     for i, a in enumerate(ws):
         for b in ws[i + 1:]:
             if warps[a][0] % 4 == warps[b][0] % 4:
-                d = [abs((y - x + trip / 2) % trip - trip / 2) for x, y in zip(warps[a][1], warps[b][1])]
-                out.append(([a, b], d))
+                out.append(([a, b], folded_offsets(warps[a][1], warps[b][1], trip)))
     return out
 
 
