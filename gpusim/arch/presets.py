@@ -114,7 +114,13 @@ class GPU:
     # stalled FFMAs (summed miss 18 against 37 / 20 / 22 for 0 / 2 / 3; their trip times fit 0 a little
     # better: 3 cycles summed miss against 10). Applies only to rows carrying the SASS's reads.
     register_read_lead_cycles: int = 1      # [M] micro/ffma_dispatch.json
-    register_stall_yields: bool = True      # after such a stall the scheduler picks another warp first
+    # [M] micro/dot_pair_ncu.json (ncu's PC samples, two warps of one SMSP): while the warp the SMSP issued
+    # last is held by its register reads, the SMSP issues nothing and its other eligible warps count
+    # dispatch_stall ("hold": the waiting warp's dispatch stalls, 1,096 samples at the three points it waits,
+    # match the runner's in its FFMA runs, and no not_selected falls inside those runs); held out:
+    # micro/dot_pair.json's dot_ffma pair takes turns as the H200's. "yield": another warp goes first (the
+    # rule until 2026-12-01); "pass": another eligible warp may issue that cycle.
+    register_stall: str = "hold"            # [M] micro/dot_pair_ncu.json
     # [M] micro/launch_overhead.json: an empty kernel's launch between two CUDA events, queued behind other
     # work as the ladder's timed launches are, 3.55 us (1 CTA; 3.6-4.3 us up to 1024 CTAs, more with more
     # CTAs as the block scheduler hands them out, which a kernel with work does while it runs). What a

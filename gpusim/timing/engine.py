@@ -46,8 +46,12 @@ Model (all times integer SM cycles; `t` is the current cycle):
                      reads on the SMSP's two banks, one register a cycle each from the cycle before
                      issue, to end no later than rf_lead cycles after issue (reuse-cache hits free
                      while the same warp issued the SMSP's previous instruction), else
-                     dispatch_stall (micro/ffma_dispatch.json); with P_RF_YIELD the SMSP's next
-                     pick after such a stall of the warp it issued last is another warp.
+                     dispatch_stall (micro/ffma_dispatch.json). When the warp the SMSP issued
+                     last stalls so, P_RF_STALL says what the SMSP does: RF_HOLD (default) issues
+                     nothing that cycle, its other eligible warps dispatch_stall (ncu's PC samples
+                     of micro/dot_pair_ncu.json: the waiting warp of a pair takes the runner's
+                     dispatch stalls, and no not_selected falls inside its FFMA runs); RF_YIELD
+                     picks another warp first; RF_PASS lets another eligible warp issue.
   * After issuing row r a warp waits gap[r] cycles before its next issue (ptxas's stall count
     from the SASS control codes, control_codes.py; 1 when the kernel has no SASS record); the
     cycles between are wait, checked before the scoreboard as the hardware counts the stall
@@ -151,9 +155,10 @@ UNIT_BITS = 3        # R_UNIT holds the pipe in its low bits, an FP32 row's regi
  P_SWITCH_FMA, P_MEM_ISSUE_IV, P_WARP_SHARED_CPW, P_SMSP_L1_CPL, P_QUEUE_AT_RETURN, P_SHARED_WB,
  P_SB_GLOBAL, P_SB_SHARED, P_DATA_PIPE_UNIFIED, P_NO_SKIP, P_NOT_ISSUED, P_LSU_IN_ORDER, P_DATA_PIPE_TURNS,
  P_LSU_READ_AHEAD, P_LG_SM_UNTAKEN, P_HIT_HOLDS_TO_FILL, P_LG_SM_MISSES, P_LG_SM_MISS_SECTORS,
- P_RF_LEAD, P_RF_YIELD, N_PARAMS) = range(41)
+ P_RF_LEAD, P_RF_STALL, N_PARAMS) = range(41)
 FP = 256              # sub-cycle units of the L2 / DRAM bandwidth servers
 POLICY_GTO, POLICY_LRR, POLICY_GTO_OLDEST, POLICY_GTY = 0, 1, 2, 3
+RF_PASS, RF_YIELD, RF_HOLD = 0, 1, 2    # P_RF_STALL: after a register-bank stall of the warp issued last
 # counters vector
 (K_HEAVY, K_LITE, K_ALU, K_XU, K_SHARED_BUSY, K_L1_BUSY, K_FILL_BUSY, K_DEADLOCK,
  K_LDS_LAT, K_LDS_N, K_LDG_LAT, K_LDG_N, N_COUNTERS) = range(13)   # (the last four: shared / global loads'
@@ -331,8 +336,11 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
     switch_fma = params[P_SWITCH_FMA]
     rf_lead = params[P_RF_LEAD]
     bank_free = np.zeros((n_smsp, 2), np.int64)     # each SMSP's register banks: next cycle free to read
-    rf_yield_on = params[P_RF_YIELD] != 0
+    rf_yield_on = params[P_RF_STALL] == RF_YIELD
+    rf_hold_on = params[P_RF_STALL] == RF_HOLD
     rf_yield = np.full(n_smsp, -1, np.int64)          # scan position of a warp its banks held at dispatch
+    rf_held = np.zeros(n_smsp, np.bool_)              # this cycle the SMSP waits for that warp (RF_HOLD)
+    elig_k = np.zeros(n_warps, np.int64)              # scan positions of one SMSP's eligible warps (RF_HOLD)
     mem_iv = params[P_MEM_ISSUE_IV]
     shared_cpw, l1_cpl, shared_wb = params[P_WARP_SHARED_CPW], params[P_SMSP_L1_CPL], params[P_SHARED_WB]
     warp_shared_free = np.zeros(n_warps, np.int64)  # each warp's own return path from the shared pipe
@@ -520,6 +528,7 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
             first0, after0, greedy0 = -1, -1, -1
             last_el, last0 = -1, -1      # the youngest eligible (greedy-then-youngest)
             alt_el, alt0 = -1, -1        # ... other than the warp issued last
+            n_elig = 0
             lk = last_k[s]
             fifo_ts = INF
             for k in range(smsp_start[s], smsp_start[s + 1]):
@@ -743,6 +752,9 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                 if wk < wake:
                     wake = wk
                 if st == S_NOT_SELECTED:
+                    if rf_hold_on and pw == 0:
+                        elig_k[n_elig] = k
+                        n_elig += 1
                     last_el = k
                     if pw == 0:
                         last0 = k
@@ -766,6 +778,14 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                             after0 = k
                         if k == lk:
                             greedy0 = k
+            rf_held[s] = rf_hold_on and rf_yield[s] >= 0 and rf_yield[s] == lk
+            if rf_held[s]:
+                # the warp issued last is held by its register reads and keeps the SMSP: nothing issues,
+                # the eligible warps wait as dispatch_stall (with the switch bubble's, below)
+                rf_yield[s] = -1
+                for j in range(n_elig):
+                    switch_k[n_switch] = elig_k[j]
+                    n_switch += 1
             if n_switch > 0:
                 # FP32 warps held back by the switch bubble: dispatch_stall while the scheduler must
                 # switch; not_selected when the warp issued last cycle issues again (ncu's PC samples
@@ -799,7 +819,10 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
             else:
                 sel1[s] = after_el if after_el != -1 else first_el
                 sel0[s] = after0 if after0 != -1 else first0
-            if rf_yield_on and rf_yield[s] == lk and lk >= 0:
+            if rf_held[s]:
+                sel1[s] = -1
+                sel0[s] = -1
+            elif rf_yield_on and rf_yield[s] == lk and lk >= 0:
                 # the warp issued last was held by its register reads: another warp goes first (the
                 # youngest eligible other one)
                 if sel1[s] == lk and alt_el != -1:
@@ -847,7 +870,7 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                     pend[w] = 0         # (pend is set this cycle only: all zero again for the next)
                     if k == kk:
                         continue
-                    st = S_NOT_SELECTED
+                    st = S_DISPATCH if rf_held[s] else S_NOT_SELECTED
                     if g == -q or (g != q and (mio_left if q == 1 else lg_left) <= 0):
                         st = S_MIO_POOL if q == 1 else S_LG_POOL
                         if thr_since[w] < 0:

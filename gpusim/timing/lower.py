@@ -102,6 +102,7 @@ def _op_tables(opcodes: list[str], arch: GPU):
 
 
 POLICIES = {"gty": E.POLICY_GTY, "gto": E.POLICY_GTO, "gto-oldest": E.POLICY_GTO_OLDEST, "lrr": E.POLICY_LRR}
+RF_STALL = {"hold": E.RF_HOLD, "yield": E.RF_YIELD, "pass": E.RF_PASS}   # GPU.register_stall
 
 
 def engine_params(arch: GPU, policy: str = "gty", active_sms: int | None = None,
@@ -127,6 +128,8 @@ def engine_params(arch: GPU, policy: str = "gty", active_sms: int | None = None,
             raise GpusimError(f"{name} must be at least 1, got {getattr(arch, name)}")
     if policy not in POLICIES:
         raise GpusimError(f"scheduler policy must be one of {', '.join(POLICIES)}, got {policy!r}")
+    if arch.register_stall not in RF_STALL:
+        raise GpusimError(f"register_stall must be one of {', '.join(RF_STALL)}, got {arch.register_stall!r}")
     p = np.zeros(E.N_PARAMS, np.int64)
     p[E.P_FMA_INTERVAL] = arch.fma_subpipe_issue_interval_cycles
     p[E.P_ALU_INTERVAL] = arch.alu_issue_interval_cycles
@@ -144,7 +147,7 @@ def engine_params(arch: GPU, policy: str = "gty", active_sms: int | None = None,
     p[E.P_POLICY] = POLICIES[policy]
     p[E.P_SWITCH_FMA] = int(arch.fma_warp_switch_bubble)
     p[E.P_RF_LEAD] = arch.register_read_lead_cycles
-    p[E.P_RF_YIELD] = int(arch.register_stall_yields)
+    p[E.P_RF_STALL] = RF_STALL[arch.register_stall]
     p[E.P_MEM_ISSUE_IV] = 1 if stall_counts else arch.mem_issue_interval_cycles
     p[E.P_WARP_SHARED_CPW] = arch.warp_shared_cycles_per_wavefront
     p[E.P_SHARED_WB] = arch.shared_writeback_regs_per_sm_cycle
