@@ -11,10 +11,11 @@ for the last loads) and takes the running warp's dispatch stalls as its own; no 
 an FFMA run. The engine with the loop's FFMA register reads (as the prediction runs a kernel with a SASS
 record; banks=True) and that rule (presets: register_stall "hold"): 184 alone, 281 for two on one SMSP
 with the ncu pair's waits per issue, but 73 cycles apart where the H200's start each trip together (a
-strict xfail below). Without the loads (dot_ffma: the 64 FFMAs on registers loaded once) the H200's two
+strict xfail in test_dot_pair_delay.py). Without the loads (dot_ffma: the 64 FFMAs on registers loaded once) the H200's two
 warps take turns, 83 cycles apart at 166 a trip (91 alone); the engine's too (82 of 164)."""
 import json
 import re
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -25,10 +26,16 @@ from gpusim.timing import simulate_sm, LEVEL_L1, STATES
 from tests.timing.hand_trace import HandTrace
 from tests.timing.test_shared_return import SASS_BARRIERS
 
-REC = json.loads((Path(__file__).resolve().parents[2] / "traces/hw/h200/micro/dot_pair.json").read_text())
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "kernels_cuda" / "micro"))
+from dot_pair import loop_range, loop_stall_counts, _function  # noqa: E402  (the record script's own readers)
+from dot_pair_ncu import loop_states  # noqa: E402
+
+REC = json.loads((ROOT / "traces/hw/h200/micro/dot_pair.json").read_text())
 ROWS = {r["mask"]: r for r in REC["details"]["rows"]}
-ROWS_NCU = {r["mask"]: r for r in json.loads((Path(__file__).resolve().parents[2] /
-                                              "traces/hw/h200/micro/dot_pair_ncu.json").read_text())["details"]["rows"]}
+NCU = json.loads((ROOT / "traces/hw/h200/micro/dot_pair_ncu.json").read_text())
+ROWS_NCU = {r["mask"]: r for r in NCU["details"]["rows"]}
+SASS = (ROOT / "traces/hw/h200/micro/dot_pair.sass").read_text()
 HEAD = ("SHF.L.U32", "LOP3.LUT", "SHF.L.U32", "LOP3.LUT", "LOP3.LUT", "LOP3.LUT", "LEA", "LEA", "IADD3")
 STEADY = 8
 
@@ -36,14 +43,10 @@ STEADY = 8
 def loop_banks(kernel: str = "dot_pair") -> tuple:
     """The packed register reads (register_banks) of the FP32 instructions of a kernel's trip loop in
     micro/dot_pair.sass (dot_pair.py's loop_range), with the reuse its back edge carries."""
-    import sys
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "kernels_cuda" / "micro"))
-    from dot_pair import loop_range, _function
     from gpusim.timing.register_banks import fp32_reads, pack
-    sass = (Path(__file__).resolve().parents[2] / "traces/hw/h200/micro/dot_pair.sass").read_text()
-    lo, hi = loop_range(sass, kernel)
+    lo, hi = loop_range(SASS, kernel)
     listing = [(int(m.group(1), 16), m.group(2))
-               for m in re.finditer(r"/\*([0-9a-f]{4,})\*/\s+(.*?)\s*;", _function(sass, kernel))
+               for m in re.finditer(r"/\*([0-9a-f]{4,})\*/\s+(.*?)\s*;", _function(SASS, kernel))
                if lo <= int(m.group(1), 16) <= hi]
     return tuple(pack(x) for x in fp32_reads(listing + listing)[len(fp32_reads(listing)):])
 
@@ -172,46 +175,32 @@ def test_the_committed_sass_is_the_recorded_binarys():
     """traces/hw/h200/micro/dot_pair.sass (the PCs of dot_pair_ncu.json's samples) is the binary the records
     ran: its loops' ptxas stall counts are those the record took from its own build, and its loops sit at
     the record's PCs."""
-    import sys
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "kernels_cuda" / "micro"))
-    from dot_pair import loop_range, loop_stall_counts
-    sass = (Path(__file__).resolve().parents[2] / "traces/hw/h200/micro/dot_pair.sass").read_text()
-    assert loop_stall_counts(sass) == REC["details"]["loop_stall_counts"]
-    assert loop_stall_counts(sass, "dot_ffma") == REC["details"]["loop_stall_counts_ffma"]
-    ncu = json.loads((Path(__file__).resolve().parents[2] / "traces/hw/h200/micro/dot_pair_ncu.json").read_text())
-    pcs = {r["kernel"]: r["loop_pcs"] for r in ncu["details"]["rows"]}
+    assert loop_stall_counts(SASS) == REC["details"]["loop_stall_counts"]
+    assert loop_stall_counts(SASS, "dot_ffma") == REC["details"]["loop_stall_counts_ffma"]
+    pcs = {r["kernel"]: r["loop_pcs"] for r in NCU["details"]["rows"]}
     for kernel in ("dot_pair", "dot_ffma"):
-        assert [f"0x{x:04x}" for x in loop_range(sass, kernel)] == pcs[kernel]
+        assert [f"0x{x:04x}" for x in loop_range(SASS, kernel)] == pcs[kernel]
 
 
 def test_register_banks_give_the_lone_warps_dispatch_stalls():
     """Held out from the banks' calibration (micro/ffma_dispatch.json): with the loop's FFMA register
     reads, one warp's trip is within 5 % of the H200's 187 cycles (161 without them) and its
     dispatch_stall per issue within 0.08 of ncu's 0.34 over the loop (dot_pair_ncu.json)."""
-    sys_path = str(Path(__file__).resolve().parents[2] / "kernels_cuda" / "micro")
-    import sys
-    sys.path.insert(0, sys_path)
-    from dot_pair_ncu import loop_states
-    ncu = json.loads((Path(__file__).resolve().parents[2] / "traces/hw/h200/micro/dot_pair_ncu.json").read_text())
     st, res = dot_pair_run([0], banks=True)
     trip, _ = trip_and_offset(st)
     hw_trip = ROWS["0x1"]["trip_cycles_median"]["0"]
     assert abs(trip / hw_trip - 1) < 0.05
     assert trip_and_offset(dot_pair_run([0])[0])[0] < 0.9 * hw_trip
     ds = res.state_cycles.get("dispatch_stall", 0) / res.inst_issued
-    assert abs(ds - loop_states(ncu, "0x1")["dispatch_stall"]) < 0.08
+    assert abs(ds - loop_states(NCU, "0x1")["dispatch_stall"]) < 0.08
 
 
 def _hw_ffma_run_not_selected(mask: str) -> float:
     """The H200's share (dot_pair_ncu.json's PC samples of the trip loop) of its FFMA not_selected samples
     that fall inside the FFMA runs: at FFMAs with no short_scoreboard sample (that wait for no load)."""
-    import sys
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "kernels_cuda" / "micro"))
-    from dot_pair import _function
     row = ROWS_NCU[mask]
     lo, hi = (int(x, 16) for x in row["loop_pcs"])
-    sass = (Path(__file__).resolve().parents[2] / "traces/hw/h200/micro/dot_pair.sass").read_text()
-    ffma = {f"0x{int(m.group(1), 16):04x}" for m in re.finditer(r"/\*([0-9a-f]{4,})\*/\s+FFMA ", _function(sass, row["kernel"]))
+    ffma = {f"0x{int(m.group(1), 16):04x}" for m in re.finditer(r"/\*([0-9a-f]{4,})\*/\s+FFMA ", _function(SASS, row["kernel"]))
             if lo <= int(m.group(1), 16) <= hi}
     per = row["pcsamp_per_pc"]
     ns, sb = per["smsp__pcsamp_warps_issue_stalled_not_selected"], per["smsp__pcsamp_warps_issue_stalled_short_scoreboard"]
@@ -243,12 +232,8 @@ def test_with_register_banks_a_pair_shares_the_smsp_as_ncu_samples_it(policy):
     their mean (65 cycles over 64 FFMAs), which puts the one 2-cycle stall mid-trip, where the other warp
     takes the SMSP, while the SASS has it on the first FFMA (the stamp's STG waits for it). The former
     yield rule put all of them inside the runs (the two warps alternating FFMAs), "pass" 76 %."""
-    import sys
     from dataclasses import replace
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "kernels_cuda" / "micro"))
-    from dot_pair_ncu import loop_states
-    ncu = json.loads((Path(__file__).resolve().parents[2] / "traces/hw/h200/micro/dot_pair_ncu.json").read_text())
-    hw = loop_states(ncu, "0x11")
+    hw = loop_states(NCU, "0x11")
     assert _hw_ffma_run_not_selected("0x11") < 0.05
     hw_pair = np.mean(list(ROWS["0x11"]["trip_cycles_median"].values()))
     starts, res, t = dot_pair_run([0, 4], policy=policy, banks=True, log=True)
@@ -260,15 +245,6 @@ def test_with_register_banks_a_pair_shares_the_smsp_as_ncu_samples_it(policy):
     _, res_y, t_y = dot_pair_run([0, 4], policy=policy, banks=True, log=True,
                                  arch=replace(H200, register_stall="yield"))
     assert _ffma_run_not_selected(res_y, t_y) > 0.9
-
-
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="known: the engine's pair runs a quarter trip apart, the H200's together")
-def test_with_register_banks_two_warps_of_one_smsp_run_in_step():
-    """The H200's pair starts each trip 12 cycles apart; the engine's 73 (the former yield rule kept it 20
-    apart, but by alternating the two warps' FFMAs, which ncu's samples rule out: test above)."""
-    _, off = trip_and_offset(dot_pair_run([0, 4], banks=True)[0])
-    assert off[0] < 40
 
 
 def staggered_run(delay: list, trips: int = 40) -> dict:
@@ -322,9 +298,10 @@ def test_the_h200_staggers_its_smsps_a_quarter_trip_apart():
 def test_the_engine_keeps_the_h200s_smsp_arrangement_once_in_it():
     """Started with its SMSPs a quarter trip apart (chains of 0 / 18 / 37 / 55 IADD3s) and each SMSP's two
     warps together, the engine keeps the SMSPs apart: 72 / 148 / 220 cycles behind the first, 285 cycles a
-    trip (H200 85 / 163 / 229 and 295). Its pairs drift to 73 cycles apart (H200 12; the xfail above)."""
+    trip (H200 85 / 163 / 229 and 295). Its pairs drift to 73 cycles apart (H200 12; the strict xfail in
+    test_dot_pair_delay.py)."""
     st = staggered_run([0, 18, 37, 55, 0, 18, 37, 55])
-    trip, off = trip_and_offset(st)
+    trip, _ = trip_and_offset(st)
     assert abs(trip / np.mean(list(ROWS["0xff"]["trip_cycles_median"].values())) - 1) < 0.05
     phases = _smsp_phases(st, STEADY, lambda w: w % 4)
     assert all(abs(b - a - trip / 4) < 0.35 * trip / 4 for a, b in zip(phases, phases[1:]))
