@@ -9,8 +9,9 @@ Model (all times integer SM cycles; `t` is the current cycle):
     (micro/sched_fairness.json: queue-bound warps finish together); else the warp it issued
     last if still eligible, else the youngest (highest SM warp index: the record's warps finish
     in reverse order of age in every mode). GTO: the same with the oldest in place of the
-    youngest (the policy until 2026-11-30); GTO_OLDEST: GTO without the queue rule. LRR: the
-    first eligible warp after the one issued last, in circular order.
+    youngest (the policy until 2026-11-30); GTO_OLDEST: GTO without the queue rule. GTL (a
+    diagnosis): GTY with the eligible warp that issued least recently in place of the youngest
+    (no waiter groups). LRR: the first eligible warp after the one issued last, in circular order.
   * A warp's next instruction is eligible when (checked in this order, the first
     failing check names the warp's state):
       barrier      - it is not waiting at BAR.SYNC (BAR.SYNC.DEFER_BLOCKING: only a memory,
@@ -157,7 +158,7 @@ UNIT_BITS = 3        # R_UNIT holds the pipe in its low bits, an FP32 row's regi
  P_LSU_READ_AHEAD, P_LG_SM_UNTAKEN, P_HIT_HOLDS_TO_FILL, P_LG_SM_MISSES, P_LG_SM_MISS_SECTORS,
  P_RF_LEAD, P_RF_STALL, N_PARAMS) = range(41)
 FP = 256              # sub-cycle units of the L2 / DRAM bandwidth servers
-POLICY_GTO, POLICY_LRR, POLICY_GTO_OLDEST, POLICY_GTY = 0, 1, 2, 3
+POLICY_GTO, POLICY_LRR, POLICY_GTO_OLDEST, POLICY_GTY, POLICY_GTL = 0, 1, 2, 3, 4
 RF_PASS, RF_YIELD, RF_HOLD = 0, 1, 2    # P_RF_STALL: after a register-bank stall of the warp issued last
 # counters vector
 (K_HEAVY, K_LITE, K_ALU, K_XU, K_SHARED_BUSY, K_L1_BUSY, K_FILL_BUSY, K_DEADLOCK,
@@ -531,6 +532,7 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
             n_elig = 0
             lk = last_k[s]
             fifo_ts = INF
+            lru_el, lru0, lru_t, lru_t0 = -1, -1, INF, INF   # the eligible warp that issued least recently
             for k in range(smsp_start[s], smsp_start[s + 1]):
                 w = smsp_warps[k]
                 rk = recheck[w]
@@ -715,7 +717,7 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                     recheck[w] = wk
                 ts = thr_since[w]
                 if (st == S_MIO_THROTTLE or st == S_LG_THROTTLE or st >= S_MIO_POOL) and ts < 0:
-                    thr_since[w] = t * n_warps + (n_warps - 1 - w if policy == POLICY_GTY else w)
+                    thr_since[w] = t * n_warps + (n_warps - 1 - w if policy >= POLICY_GTY else w)
                     # a new waiter: the head of its group if it has none or comes before it in the FIFO (a
                     # younger warp that began waiting in the same cycle, under greedy-then-youngest), else a
                     # member (every waiter is one or the other until it issues)
@@ -752,6 +754,12 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                 if wk < wake:
                     wake = wk
                 if st == S_NOT_SELECTED:
+                    if policy == POLICY_GTL:
+                        li = last_issue[w]
+                        if li <= lru_t:          # (ties: the later in scan order, the younger)
+                            lru_el, lru_t = k, li
+                        if pw == 0 and li <= lru_t0:
+                            lru0, lru_t0 = k, li
                     if rf_hold_on and pw == 0:
                         elig_k[n_elig] = k
                         n_elig += 1
@@ -807,7 +815,10 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                         since[w] = t
                         if lat_on:
                             lat_since[w] = lat_cum[s]
-            if policy == POLICY_GTY:
+            if policy == POLICY_GTL:
+                sel1[s] = fifo_el if fifo_el != -1 else (greedy_el if greedy_el != -1 else lru_el)
+                sel0[s] = greedy0 if greedy0 != -1 else lru0
+            elif policy == POLICY_GTY:
                 sel1[s] = fifo_el if fifo_el != -1 else (greedy_el if greedy_el != -1 else last_el)
                 sel0[s] = greedy0 if greedy0 != -1 else last0
             elif policy == POLICY_GTO and fifo_el != -1:
@@ -877,7 +888,7 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                             # refused by the pool: a waiter from now, in the FIFO order of the waiters that
                             # met it full at the scan (else, with an entry freeing each cycle, no warp ever
                             # counts as waiting and the greedy warp of each SMSP takes every entry)
-                            thr_since[w] = t * n_warps + (n_warps - 1 - w if policy == POLICY_GTY else w)
+                            thr_since[w] = t * n_warps + (n_warps - 1 - w if policy >= POLICY_GTY else w)
                     if state[w] != st:
                         sw = state[w]
                         if sw >= 0:

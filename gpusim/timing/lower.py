@@ -101,7 +101,8 @@ def _op_tables(opcodes: list[str], arch: GPU):
     return cls, unit, lat, hold
 
 
-POLICIES = {"gty": E.POLICY_GTY, "gto": E.POLICY_GTO, "gto-oldest": E.POLICY_GTO_OLDEST, "lrr": E.POLICY_LRR}
+POLICIES = {"gty": E.POLICY_GTY, "gtl": E.POLICY_GTL, "gto": E.POLICY_GTO, "gto-oldest": E.POLICY_GTO_OLDEST,
+            "lrr": E.POLICY_LRR}
 RF_STALL = {"hold": E.RF_HOLD, "yield": E.RF_YIELD, "pass": E.RF_PASS}   # GPU.register_stall
 
 
