@@ -39,7 +39,10 @@ l2_light_ncu.json: read_bw's and read_bw_f32's streams at light load (tests/timi
   traces after their SASS): global-load latency from issue to retirement and loads in flight per SM.
 wb_mix.json: an FFMA warp (dot_ffma's trip) beside shared-load warps on its SMSP or another, and load warps
   alone or in pairs (tests/timing/test_wb_mix.py's traces after the loops' SASS): median cycles a trip / burst.
-Usage: python bench/bench_micro.py [--only lds|l2|tile|wide|mio|phase|dot|barrier|queue|wb|stream|mix|pending|dense|misses|lockstep]
+sched_pick.json: A warps of one SMSP with K independent FFMA chains (tests/timing/test_sched_pick.py's trace
+  after the loop's SASS): cycles a trip, and the first warp's finish as a fraction of the last's, the H200's
+  beside the engine's under its default policy and under "gtl".
+Usage: python bench/bench_micro.py [--only lds|l2|tile|wide|mio|phase|dot|barrier|queue|wb|stream|mix|pending|dense|misses|lockstep|pick]
 """
 import argparse
 import json
@@ -470,6 +473,18 @@ def lockstep():
                                        for k, (h, v) in enumerate(zip(s["hw"], s["sim"]))))
 
 
+def pick():
+    """sched_pick.json: which warp an SMSP picks, the H200 beside the engine's default policy and "gtl"."""
+    from tests.timing.test_sched_pick import CONFIGS, REC, engine_stamps, summary
+    print(f"\nsched_pick: A warps of one SMSP, K FFMA chains  {'cycles a trip (H200, gty)':>26s}   first finish / last"
+          f" (H200, gty, gtl)")
+    for k, a in CONFIGS:
+        r = REC[f"K{k}_A{a}"]
+        sims = [summary(engine_stamps(k, a, policy=p)) for p in ("gty", "gtl")]
+        print(f"  K = {k}, A = {a}  {r['cycles_per_trip_per_warp_median']:26.1f} {sims[0][0]:7.1f}"
+              f"   {r['earliest_finish_fraction_median']:5.2f} {sims[0][1]:5.2f} {sims[1][1]:5.2f}")
+
+
 def ncu_stall(reason):
     return f"smsp__average_warps_issue_stalled_{reason}_per_issue_active.ratio"
 
@@ -477,7 +492,7 @@ def ncu_stall(reason):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--only", choices=("lds", "l2", "tile", "wide", "mio", "phase", "dot", "barrier", "queue", "wb",
-                                       "stream", "mix", "pending", "dense", "misses", "lockstep"))
+                                       "stream", "mix", "pending", "dense", "misses", "lockstep", "pick"))
     a = ap.parse_args()
     if a.only in (None, "lds"):
         lds()
@@ -512,6 +527,8 @@ def main():
         misses()
     if a.only in (None, "lockstep"):
         lockstep()
+    if a.only in (None, "pick"):
+        pick()
 
 
 if __name__ == "__main__":

@@ -1,0 +1,116 @@
+"""Which warp an SMSP picks when several can issue, the engine against traces/hw/h200/micro/sched_pick.json
+(recorded 2026-12-01 for this question; no engine parameter was set from it).
+
+A warps of SMSP 0 (A = 2, 4, 8) run 24 trips of 48 FFMAs in K independent chains (K = 1..4: a warp can
+issue K of every 4 cycles), lane 0 stamping each trip's start. The trace follows the micro's SASS
+(sched_pick.sass): per trip CS2R, IADD3, STS of the stamp, ISETP, IADD3, the FFMAs, BRA."""
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from gpusim.arch.presets import H200
+from gpusim.timing import simulate_sm, LEVEL_L1
+from tests.timing.hand_trace import HandTrace
+
+MICRO = Path(__file__).resolve().parents[2] / "traces" / "hw" / "h200" / "micro"
+REC = json.loads((MICRO / "sched_pick.json").read_text())["configs"]
+TRIPS, FMAS = 24, 48
+
+
+def pick_trace(K: int, A: int):
+    ht = HandTrace()
+    for s in range(A):
+        add = ht.warp(4 * s)
+        b = add("MOV")                       # (the SASS's FADD: an FP32 row would take the loop's first reads)
+        acc = [add("MOV") for _ in range(K)]
+        i = add("MOV")
+        for _ in range(TRIPS):
+            add("CS2R")
+            i = add("IADD3", (i,))
+            add("STS", wf=1)
+            p = add("ISETP", (i,))
+            add("IADD3")
+            for _ in range(FMAS // K):
+                for c in range(K):
+                    acc[c] = add("FFMA", (acc[c], b))
+            add("BRA", (p,))
+        add("CS2R")
+        add("EXIT")
+    return ht.trace()
+
+
+def loop_banks(K: int) -> tuple:
+    """The packed register reads of the loop's 48 FFMAs in sched_pick.sass's pick<K> (two registers and an
+    immediate each: micro/fma_operands.json's kind without the warp-switch bubble), with the reuse its back
+    edge carries."""
+    from gpusim.timing.register_banks import fp32_reads, pack
+    text = (MICRO / "sched_pick.sass").read_text()
+    fn = text[text.index(f"Function : _Z4pickILi{K}E"):]
+    fn = fn[:fn.index("Function", 10)] if "Function" in fn[10:] else fn
+    listing = [(int(m.group(1), 16), m.group(2)) for m in re.finditer(r"/\*([0-9a-f]{4})\*/\s+(.*?)\s*;", fn)]
+    back, head = next((o, int(m.group(1), 16)) for o, x in listing if (m := re.match(r"@P\d BRA 0x([0-9a-f]+)", x)))
+    loop = [x for x in listing if head <= x[0] <= back]
+    reads = fp32_reads(loop + loop)[len(fp32_reads(loop)):]
+    assert len(reads) == FMAS
+    return tuple(pack(x) for x in reads)
+
+
+def engine_stamps(K: int, A: int, policy: str = "gty", banks: bool = True, arch=H200) -> np.ndarray:
+    """[A, TRIPS + 1] cycles of each warp's CS2R rows (trip starts, then the loop's end). banks: the FFMAs
+    carry the SASS's register reads (else every FP32 row gets the warp-switch bubble)."""
+    t = pick_trace(K, A)
+    res = simulate_sm(t, arch, policy=policy, global_level=np.full(len(t), LEVEL_L1, np.int8),
+                      register_banks=loop_banks(K) if banks else None)
+    ops = np.array(t.opcodes)[t.rows["op"][res.trace_row]]
+    wrp = t.rows["warp"][res.trace_row]
+    st = np.array([res.issue_cycle[np.flatnonzero((ops == "CS2R") & (wrp == 4 * s))] for s in range(A)])
+    return st - st[:, 0].min()
+
+
+def summary(st: np.ndarray) -> tuple[float, float]:
+    """(cycles per trip per warp, earliest finish as a fraction of the span)."""
+    end = st[:, -1]
+    return float(end.max() / TRIPS), float(end.min() / end.max())
+
+
+CONFIGS = [(k, a) for k in (1, 2, 3, 4) for a in (2, 4, 8)]
+
+# the configurations where several warps compete (A > 2) and none can issue every cycle (K < 4)
+SHARED = [(k, a) for k, a in CONFIGS if a > 2 and k < 4]
+
+
+@pytest.mark.parametrize("K, A", CONFIGS)
+def test_engine_trip_time_with_the_sass_reads(K, A):
+    """With the FFMAs' register reads (two registers and an immediate: no warp-switch bubble) the engine's
+    trip takes within 10 % of the H200's in every configuration, whichever warp it picks."""
+    trip, _ = summary(engine_stamps(K, A))
+    assert trip == pytest.approx(REC[f"K{K}_A{A}"]["cycles_per_trip_per_warp_median"], rel=0.10)
+
+
+@pytest.mark.parametrize("K, A", SHARED)
+def test_h200_warps_of_one_smsp_finish_nearly_together(K, A):
+    """The record: with 4 or 8 warps of one SMSP that cannot issue every cycle, the first warp finishes at
+    0.84-0.96 of the last, the younger ones a little first (Spearman of warp index and finish below -0.7)."""
+    r = REC[f"K{K}_A{A}"]
+    assert r["earliest_finish_fraction_median"] > 0.8
+    assert r["spearman_warp_vs_finish_median"] < -0.7
+
+
+@pytest.mark.xfail(strict=True, reason="known gap: greedy-then-youngest falls back to the youngest warp, so "
+                   "warps of an SMSP run in pairs (first finish 0.25-0.50 against the H200's 0.84-0.96); "
+                   "policy 'gtl' fits (next test) but loses other records, gpusim/timing/README.md")
+@pytest.mark.parametrize("K, A", [c for c in SHARED if c != (1, 4)])   # (K = 1, A = 4: 0.88 against 0.95)
+def test_engine_warps_of_one_smsp_finish_nearly_together(K, A):
+    _, earliest = summary(engine_stamps(K, A))
+    assert earliest == pytest.approx(REC[f"K{K}_A{A}"]["earliest_finish_fraction_median"], abs=0.1)
+
+
+@pytest.mark.parametrize("K, A", SHARED)
+def test_least_recently_issued_fallback_finishes_them_together(K, A):
+    """Policy "gtl" (greedy, then the eligible warp that issued least recently) comes within 0.1 of the
+    H200's first finish in these configurations."""
+    _, earliest = summary(engine_stamps(K, A, policy="gtl"))
+    assert earliest == pytest.approx(REC[f"K{K}_A{A}"]["earliest_finish_fraction_median"], abs=0.1)
