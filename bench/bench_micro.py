@@ -479,7 +479,7 @@ def pick():
     print(f"\nsched_pick: A warps of one SMSP, K FFMA chains  {'cycles a trip (H200, gty)':>26s}   first finish / last"
           f" (H200, gty, gtl)")
     for k, a in CONFIGS:
-        r = REC[f"K{k}_A{a}"]
+        r = REC[(k, a)]
         sims = [summary(engine_stamps(k, a, policy=p)) for p in ("gty", "gtl")]
         print(f"  K = {k}, A = {a}  {r['cycles_per_trip_per_warp_median']:26.1f} {sims[0][0]:7.1f}"
               f"   {r['earliest_finish_fraction_median']:5.2f} {sims[0][1]:5.2f} {sims[1][1]:5.2f}")
