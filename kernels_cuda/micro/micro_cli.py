@@ -92,6 +92,17 @@ def provenance(prov: dict) -> dict:
             "cuda": cuda, "clocks": {k: v for k, v in smi.items() if "clock" in k}, "build_flags": BUILD_FLAGS}
 
 
+def sh_provenance(dir_: Path) -> dict:
+    """The same fields for the micros run by a .sh script, from what it left in dir_: the nvidia-smi query
+    (smi.txt: name, driver, SM clock, max SM clock) and date.txt (the date, then nvcc's version)."""
+    smi = (dir_ / "smi.txt").read_text().strip().splitlines()
+    name, driver, clk, clk_max = [x.strip() for x in smi[-1].split(",")]
+    date_nvcc = (dir_ / "date.txt").read_text().strip().splitlines()
+    return {"date": date_nvcc[0], "device": name, "driver": driver,
+            "cuda": {"nvcc": date_nvcc[-1] if len(date_nvcc) > 1 else ""},
+            "clocks": {"sm_mhz": clk, "sm_max_mhz": clk_max}, "build_flags": BUILD_FLAGS}
+
+
 def gpu_provenance(script: str, ncu: str | None = None, **extra) -> dict:
     """What a micro's GPU run keeps about itself for its record (provenance() reads it): the date, the
     nvidia-smi query, nvcc's version, ncu's when it ran under `ncu`, `extra`, and the command

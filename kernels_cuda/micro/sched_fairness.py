@@ -19,6 +19,8 @@ from pathlib import Path
 
 import numpy as np
 
+from micro_cli import sh_provenance  # (beside this script)
+
 
 def summarize(text: str) -> dict:
     runs = defaultdict(list)
@@ -46,9 +48,6 @@ def summarize(text: str) -> dict:
 
 
 def record(dir_: Path, dest: Path):
-    smi = (dir_ / "smi.txt").read_text().strip().splitlines()
-    name, driver, clk, clk_max = [x.strip() for x in smi[-1].split(",")]
-    date_nvcc = (dir_ / "date.txt").read_text().strip().splitlines()
     rec = {
         "schema": "gpusim.hw.micro/1", "bench": "sched_fairness",
         "what": "how evenly warps of one SM progress when they compete for the LG queue / L1TEX, the MIO "
@@ -60,10 +59,7 @@ def record(dir_: Path, dest: Path):
         "command": "bash kernels_cuda/micro/sched_fairness.sh (on the H200), then "
                    "python3 kernels_cuda/micro/sched_fairness.py --record DIR here",
         "source": "kernels_cuda/micro/sched_fairness.cu:fair",
-        "date": date_nvcc[0], "device": name, "driver": driver,
-        "cuda": {"nvcc": date_nvcc[-1] if len(date_nvcc) > 1 else ""},
-        "clocks": {"sm_mhz": clk, "sm_max_mhz": clk_max},
-        "build_flags": ["-arch=sm_90", "-O3"],
+        **sh_provenance(dir_),
         "unit": "finish time as a fraction of the block's span",
         "note": "the second of two launches is recorded; warps 0..31 of a block, SMSP = warp % 4",
         "modes": summarize((dir_ / "fair.txt").read_text()),

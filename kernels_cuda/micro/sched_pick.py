@@ -19,6 +19,8 @@ from pathlib import Path
 
 import numpy as np
 
+from micro_cli import sh_provenance  # (beside this script)
+
 
 def stamps(text: str) -> dict:
     """{(K, A, S, T): [blocks x S SMSPs, A, T + 1] cycles from the first stamp of the SMSP's warps}."""
@@ -63,9 +65,6 @@ def summarize(text: str) -> dict:
 
 
 def record(dir_: Path, dest: Path):
-    smi = (dir_ / "smi.txt").read_text().strip().splitlines()
-    name, driver, clk, clk_max = [x.strip() for x in smi[-1].split(",")]
-    date_nvcc = (dir_ / "date.txt").read_text().strip().splitlines()
     rec = {
         "schema": "gpusim.hw.micro/1", "bench": "sched_pick",
         "what": "which warp an SMSP's scheduler picks when several can issue: A warps of one SMSP, K "
@@ -80,10 +79,7 @@ def record(dir_: Path, dest: Path):
         "command": "bash kernels_cuda/micro/sched_pick.sh (on the H200), then "
                    "python3 kernels_cuda/micro/sched_pick.py --record DIR here",
         "source": "kernels_cuda/micro/sched_pick.cu:pick",
-        "date": date_nvcc[0], "device": name, "driver": driver,
-        "cuda": {"nvcc": date_nvcc[-1] if len(date_nvcc) > 1 else ""},
-        "clocks": {"sm_mhz": clk, "sm_max_mhz": clk_max},
-        "build_flags": ["-arch=sm_90", "-O3"],
+        **sh_provenance(dir_),
         "unit": "value: median over blocks of the earliest warp's finish as a fraction of the block's span",
         "configs": summarize((dir_ / "pick.txt").read_text()),
     }
