@@ -121,6 +121,11 @@ class GPU:
     # micro/dot_pair.json's dot_ffma pair takes turns as the H200's. "yield": another warp goes first (the
     # rule until 2026-12-01); "pass": another eligible warp may issue that cycle.
     register_stall: str = "hold"            # [M] micro/dot_pair_ncu.json
+    # [M] micro/sched_pick.json, for policy "gtl" only (a diagnosis): after the warp issued last ends a run of
+    # this many issues in (nearly) consecutive cycles, the SMSP falls back to the youngest eligible warp, not
+    # the least recently issued one: warps that can fill the SMSP run in pairs (K = 4: first finish 0.50 /
+    # 0.23 with 4 / 8 warps), the others rotate (K < 4: 0.90-0.99). 8, 16 and 32 fit alike; 0: off
+    pair_run_issues: int = 16
     # [M] micro/launch_overhead.json: an empty kernel's launch between two CUDA events, queued behind other
     # work as the ladder's timed launches are, 3.55 us (1 CTA; 3.6-4.3 us up to 1024 CTAs, more with more
     # CTAs as the block scheduler hands them out, which a kernel with work does while it runs). What a

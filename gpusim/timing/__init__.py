@@ -166,8 +166,8 @@ def simulate_sm(trace: Trace, arch: str | GPU = "h200", ctas=None, *, policy: st
     the freed entries in the order they began waiting: micro/sched_fairness.json, whose warps finish
     in reverse order of age), "gto" (the same with the oldest in place of the youngest), "gto-oldest"
     (greedy-then-oldest without the queue rule), "gtl" (the queue rule, greedy, then the eligible warp
-    that issued least recently: a diagnosis, gpusim/timing/README.md's four-warp item) or "lrr" (loose
-    round robin).
+    that issued least recently, or the youngest after a long run of one warp's issues: the preset's
+    pair_run_issues; a diagnosis, gpusim/timing/README.md's four-warp item) or "lrr" (loose round robin).
     global_level: per trace row, where a global load hits (LEVEL_L1/L2/DRAM); default L2.
     active_sms: SMs sharing the chip's L2/DRAM bandwidth (default: all the preset's SMs).
     stall_counts: ptxas's stall counts of the kernel (control_codes.stall_table); default none.

@@ -10,8 +10,8 @@ Model (all times integer SM cycles; `t` is the current cycle):
     last if still eligible, else the youngest (highest SM warp index: the record's warps finish
     in reverse order of age in every mode). GTO: the same with the oldest in place of the
     youngest (the policy until 2026-11-30); GTO_OLDEST: GTO without the queue rule. GTL (a
-    diagnosis): GTY with the eligible warp that issued least recently in place of the youngest
-    (no waiter groups). LRR: the first eligible warp after the one issued last, in circular order.
+    diagnosis): GTY with the eligible warp that issued least recently in place of the youngest,
+    but the youngest after the warp issued last ends a run of P_PAIR_RUN issues (no waiter groups). LRR: the first eligible warp after the one issued last, in circular order.
   * A warp's next instruction is eligible when (checked in this order, the first
     failing check names the warp's state):
       barrier      - it is not waiting at BAR.SYNC (BAR.SYNC.DEFER_BLOCKING: only a memory,
@@ -156,7 +156,7 @@ UNIT_BITS = 3        # R_UNIT holds the pipe in its low bits, an FP32 row's regi
  P_SWITCH_FMA, P_MEM_ISSUE_IV, P_WARP_SHARED_CPW, P_SMSP_L1_CPL, P_QUEUE_AT_RETURN, P_SHARED_WB,
  P_SB_GLOBAL, P_SB_SHARED, P_DATA_PIPE_UNIFIED, P_NO_SKIP, P_NOT_ISSUED, P_LSU_IN_ORDER, P_DATA_PIPE_TURNS,
  P_LSU_READ_AHEAD, P_LG_SM_UNTAKEN, P_HIT_HOLDS_TO_FILL, P_LG_SM_MISSES, P_LG_SM_MISS_SECTORS,
- P_RF_LEAD, P_RF_STALL, N_PARAMS) = range(41)
+ P_RF_LEAD, P_RF_STALL, P_PAIR_RUN, N_PARAMS) = range(42)
 FP = 256              # sub-cycle units of the L2 / DRAM bandwidth servers
 POLICY_GTO, POLICY_LRR, POLICY_GTO_OLDEST, POLICY_GTY, POLICY_GTL = 0, 1, 2, 3, 4
 RF_PASS, RF_YIELD, RF_HOLD = 0, 1, 2    # P_RF_STALL: after a register-bank stall of the warp issued last
@@ -336,6 +336,8 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
     l2_share, dram_share = params[P_L2_SHARE_FP], params[P_DRAM_SHARE_FP]
     switch_fma = params[P_SWITCH_FMA]
     rf_lead = params[P_RF_LEAD]
+    pair_run = params[P_PAIR_RUN]
+    run_len = np.zeros(n_smsp, np.int64)           # each SMSP's current run of issues by one warp
     bank_free = np.zeros((n_smsp, 2), np.int64)     # each SMSP's register banks: next cycle free to read
     rf_yield_on = params[P_RF_STALL] == RF_YIELD
     rf_hold_on = params[P_RF_STALL] == RF_HOLD
@@ -816,8 +818,9 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                         if lat_on:
                             lat_since[w] = lat_cum[s]
             if policy == POLICY_GTL:
-                sel1[s] = fifo_el if fifo_el != -1 else (greedy_el if greedy_el != -1 else lru_el)
-                sel0[s] = greedy0 if greedy0 != -1 else lru0
+                young = pair_run > 0 and run_len[s] >= pair_run
+                sel1[s] = fifo_el if fifo_el != -1 else (greedy_el if greedy_el != -1 else (last_el if young else lru_el))
+                sel0[s] = greedy0 if greedy0 != -1 else (last0 if young else lru0)
             elif policy == POLICY_GTY:
                 sel1[s] = fifo_el if fifo_el != -1 else (greedy_el if greedy_el != -1 else last_el)
                 sel0[s] = greedy0 if greedy0 != -1 else last0
@@ -943,6 +946,8 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
             issue_cycle[r] = t
             last_issue[w] = t
             next_ok[w] = t + gap
+            # its run: issues by one warp at most a cycle apart (P_PAIR_RUN)
+            run_len[s] = run_len[s] + 1 if (smsp_last_w[s] == w and smsp_last_t[s] >= t - 2) else 1
             smsp_last_t[s] = t
             smsp_last_w[s] = w
             if sb_on:

@@ -149,6 +149,7 @@ def engine_params(arch: GPU, policy: str = "gty", active_sms: int | None = None,
     p[E.P_SWITCH_FMA] = int(arch.fma_warp_switch_bubble)
     p[E.P_RF_LEAD] = arch.register_read_lead_cycles
     p[E.P_RF_STALL] = RF_STALL[arch.register_stall]
+    p[E.P_PAIR_RUN] = arch.pair_run_issues
     p[E.P_MEM_ISSUE_IV] = 1 if stall_counts else arch.mem_issue_interval_cycles
     p[E.P_WARP_SHARED_CPW] = arch.warp_shared_cycles_per_wavefront
     p[E.P_SHARED_WB] = arch.shared_writeback_regs_per_sm_cycle
