@@ -11,7 +11,8 @@ Model (all times integer SM cycles; `t` is the current cycle):
     in reverse order of age in every mode). GTO: the same with the oldest in place of the
     youngest (the policy until 2026-11-30); GTO_OLDEST: GTO without the queue rule. GTL (a
     diagnosis): GTY with the eligible warp that issued least recently in place of the youngest,
-    but the youngest after the warp issued last ends a run of P_PAIR_RUN issues (no waiter groups). LRR: the first eligible warp after the one issued last, in circular order.
+    but the youngest after the warp issued last ends a run of P_PAIR_RUN issues (no waiter
+    groups). LRR: the first eligible warp after the one issued last, in circular order.
   * A warp's next instruction is eligible when (checked in this order, the first
     failing check names the warp's state):
       barrier      - it is not waiting at BAR.SYNC (BAR.SYNC.DEFER_BLOCKING: only a memory,

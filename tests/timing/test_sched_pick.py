@@ -1,5 +1,6 @@
 """Which warp an SMSP picks when several can issue, the engine against traces/hw/h200/micro/sched_pick.json
-(recorded 2026-12-01 for this question; no engine parameter was set from it).
+(recorded 2026-12-01 for this question). The default engine's parameters were not set from it; the run
+length of the diagnosis policy "gtl" (presets.pair_run_issues) was.
 
 A warps of SMSP 0 (A = 2, 4, 8) run 24 trips of 48 FFMAs in K independent chains (K = 1..4: a warp can
 issue K of every 4 cycles), lane 0 stamping each trip's start; the record also has 8 warps on each of the
