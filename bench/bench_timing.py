@@ -11,8 +11,8 @@ ctasched/, 2048 and 4096 only): a diagnosis of how much of the error the L2 sche
 prediction.
 --scoreboards global / none: ptxas's dependency barriers on the global loads only / on no load
 (default all: global and shared loads, kernel_time.predict), a diagnosis of that rule.
---l2-pending (with --schedule measured): an L2 hit on a line another CTA's miss is still fetching
-waits for that fill (kernel_time.predict's l2_pending), a diagnosis of the L2 model.
+--no-l2-pending: every L2 hit at the L2 latency, none waiting for a fill another CTA's miss has in
+flight (kernel_time.predict's l2_pending, on by default), a diagnosis of that rule.
 --dram-rows grouped: the L2 model's DRAM share of a window's global loads goes to whole load
 instructions of a CTA (all its warps) instead of row by row (kernel_time.predict's dram_rows), a
 diagnosis of how the barrier / long_scoreboard split depends on which warps wait on DRAM.
@@ -24,7 +24,7 @@ model was chosen while these records existed, so they test the model out of samp
 --shapes: the ladder kernels (default parameters) at non-square shapes (traces/hw/h200/shapes/, times
 only): the second held-out set; MAPE, max error and the kernels' order at each shape.
 Usage: python bench/bench_timing.py [--kernels a,b] [--sizes 1024,2048,4096] [--schedule phased]
-       [--scoreboards all] [--l2-pending] [--windows 16,48 | --full] [--variants | --shapes]
+       [--scoreboards all] [--no-l2-pending] [--windows 16,48 | --full] [--variants | --shapes]
 """
 import argparse
 import json
@@ -89,8 +89,8 @@ def main():
     ap.add_argument("--sizes", default="1024,2048,4096")
     ap.add_argument("--schedule", default="phased", choices=("phased", "fluid", "waves", "measured"))
     ap.add_argument("--scoreboards", default="all", choices=("all", "global", "none"))
-    ap.add_argument("--l2-pending", action="store_true",
-                    help="with --schedule measured: L2 hits on lines still being filled wait for the fill")
+    ap.add_argument("--no-l2-pending", action="store_true",
+                    help="time L2 hits on fills in flight as plain L2 hits (a diagnosis)")
     ap.add_argument("--dram-rows", default="spread", choices=("spread", "grouped"),
                     help="which global loads of a window the L2 model's DRAM share goes to: row by row "
                          "(default) or whole load instructions of a CTA (a diagnosis)")
@@ -126,7 +126,7 @@ def main():
         rec = json.loads(path.read_text())
         t0 = time.perf_counter()
         p = predict(gpusim.simulate(k, n, params=params, keep_trace=True), schedule=a.schedule,   # (1024: A, B, C stay in the L2)
-                    scoreboards=a.scoreboards, read_barriers=not a.no_read_barriers, l2_pending=a.l2_pending,
+                    scoreboards=a.scoreboards, read_barriers=not a.no_read_barriers, l2_pending=not a.no_l2_pending,
                     dram_rows=a.dram_rows, **kw)
         wall = time.perf_counter() - t0
         if n == 4096:

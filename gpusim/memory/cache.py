@@ -67,7 +67,7 @@ from gpusim.arch import GPU, get_arch
 from gpusim.errors import GpusimError
 from gpusim.kernel.opcodes import TABLE, SPACE_GLOBAL
 
-LEVEL_L1, LEVEL_L2, LEVEL_DRAM = 0, 1, 2          # as gpusim.timing.lower
+LEVEL_L1, LEVEL_L2, LEVEL_DRAM, LEVEL_L2_PENDING = 0, 1, 2, 3     # as gpusim.timing.lower
 CARVEOUTS_KB = {90: (0, 8, 16, 32, 64, 100, 132, 164, 196, 228)}   # [CC] sm_90 shared carveouts
 L1_WAYS = 64                 # (unverified) associativity; hashed set index
 L2_WAYS = 16                 # (unverified)
@@ -349,12 +349,14 @@ def phased_schedule(n_ctas: int, sm_count: int, slot_finish) -> tuple[np.ndarray
 
 
 def l2_simulate(result, *, l2_bytes: int | None = None, schedule: str = "fluid", sample: int | None = None,
-                arch: GPU | None = None, slot_finish=None, pending_ns: float = 0.0) -> dict:
+                arch: GPU | None = None, slot_finish=None, pending_ns: float = 0.0,
+                unit_ns: float | None = None) -> dict:
     """Chip-wide L2 over the tile stream of every CTA (see module doc). Returns per-array line
     accesses and misses (scaled back by the set-sampling factor) and the settings used.
-    pending_ns > 0 (schedule="measured" only, a diagnosis): a hit on a line whose miss by another CTA
-    began less than pending_ns before gets its data with that fill; such hits are counted per array
-    ("line_pending") and "latency_miss_fraction" = (misses + pending) / accesses."""
+    pending_ns > 0: a hit on a line whose miss by another CTA began less than pending_ns before gets
+    its data with that fill (a pending hit); such hits are counted per array ("line_pending",
+    "pending_fraction" = pending / accesses, "latency_miss_fraction" = (misses + pending) / accesses).
+    The schedule's time unit in ns: the record's for "measured", else unit_ns (one CTA's round)."""
     arch = arch or get_arch(result.arch)
     trace = result.trace
     M, N, K = result.M, result.N, result.K
@@ -408,9 +410,11 @@ def l2_simulate(result, *, l2_bytes: int | None = None, schedule: str = "fluid",
         t = start[i] + frac * dur[i]
     else:
         raise GpusimError(f"schedule must be 'fluid', 'waves', 'phased' or 'measured', got {schedule!r}")
-    if pending_ns and schedule != "measured":
-        raise GpusimError("pending_ns needs schedule='measured' (the schedule's time unit in ns comes from "
-                          "the H200's record)")
+    if schedule != "measured":
+        if pending_ns and not (unit_ns and unit_ns > 0):
+            raise GpusimError(f"pending_ns with schedule={schedule!r} needs unit_ns, the duration of one CTA's "
+                              "round in ns")
+        unit_ns = unit_ns or 1.0
     W = pending_ns / unit_ns if pending_ns else 0.0
     order = np.lexsort((i, t))
     cap = l2_bytes if l2_bytes is not None else l2_capacity_bytes(arch)
@@ -432,6 +436,7 @@ def l2_simulate(result, *, l2_bytes: int | None = None, schedule: str = "fluid",
     return {"line_accesses": (acc * sample).tolist(), "line_misses": (miss * sample).tolist(),
             "miss_fraction": [float(m / a) if a else 0.0 for m, a in zip(miss, acc)],
             "line_pending": (pend * sample).tolist(),
+            "pending_fraction": [float(p / a) if a else 0.0 for p, a in zip(pend, acc)],
             "latency_miss_fraction": [float((m + p) / a) if a else 0.0 for m, p, a in zip(miss, pend, acc)],
             "capacity_bytes": cap, "sample": sample, "schedule": schedule}
 
@@ -458,7 +463,7 @@ def _l1_whole(result, arch):
 
 
 def hit_rates(result, *, schedule: str = "fluid", sample: int | None = None, l2_bytes: int | None = None,
-              slot_finish=None, pending_ns: float = 0.0) -> dict:
+              slot_finish=None, pending_ns: float = 0.0, unit_ns: float | None = None) -> dict:
     """Whole-kernel L1/L2 hit rates and traffic of a SimResult, keyed by ncu metric names.
 
     Needs the trace: `gpusim.simulate(..., keep_trace=True)`; a result without one is simulated
@@ -474,7 +479,7 @@ def hit_rates(result, *, schedule: str = "fluid", sample: int | None = None, l2_
     hits = int((w * hit).sum())
     l2_reads = sectors - hits
     l2 = l2_simulate(result, schedule=schedule, sample=sample, l2_bytes=l2_bytes, arch=arch,
-                     slot_finish=slot_finish, pending_ns=pending_ns)
+                     slot_finish=slot_finish, pending_ns=pending_ns, unit_ns=unit_ns)
     dram_sectors = 4 * sum(l2["line_misses"])
     return {
         "l1tex__t_sector_pipe_lsu_mem_global_op_ld_hit_rate.pct": 100.0 * hits / sectors if sectors else 0.0,
@@ -482,7 +487,8 @@ def hit_rates(result, *, schedule: str = "fluid", sample: int | None = None, l2_
         "l1tex__m_xbar2l1tex_read_bytes.sum": SECTOR * l2_reads,
         "lts__t_sector_op_read_hit_rate.pct": 100.0 * max(0.0, 1 - dram_sectors / l2_reads) if l2_reads else 0.0,
         "dram__bytes_read.sum": SECTOR * dram_sectors,
-        "gpusim__l2_miss_fraction_by_array": dict(zip("ABC", l2["latency_miss_fraction"])),
+        "gpusim__l2_miss_fraction_by_array": dict(zip("ABC", l2["miss_fraction"])),
+        "gpusim__l2_pending_fraction_by_array": dict(zip("ABC", l2["pending_fraction"])),
         "gpusim__l2_pending_hit_lines": sum(l2["line_pending"]),
         "gpusim__l1_capacity_bytes": l1cap,
         "gpusim__l2_capacity_bytes": l2["capacity_bytes"],
@@ -493,8 +499,9 @@ def hit_rates(result, *, schedule: str = "fluid", sample: int | None = None, l2_
 
 def global_levels(trace, arch: GPU | str = "h200", *, blocks_per_sm: int | None = None,
                   smem_per_block: int = 0, l2_miss_fraction=0.0, bases: dict | None = None,
-                  sizes: dict | None = None, dram_rows: str = "spread") -> np.ndarray:
-    """Where each trace row's global load is served from (LEVEL_L1 / LEVEL_L2 / LEVEL_DRAM).
+                  sizes: dict | None = None, dram_rows: str = "spread", l2_pending_fraction=0.0) -> np.ndarray:
+    """Where each trace row's global load is served from (LEVEL_L1 / LEVEL_L2 / LEVEL_DRAM /
+    LEVEL_L2_PENDING).
 
     The trace holds the CTAs resident on one SM (a timing window): they share one L1 of
     l1_capacity_bytes, and their rows go through it interleaved in program order (sequence
@@ -503,6 +510,9 @@ def global_levels(trace, arch: GPU | str = "h200", *, blocks_per_sm: int | None 
     name 'A'/'B'/'C' using `bases` and `sizes` to tell the arrays apart: e.g. hit_rates(...)
     ["gpusim__l2_miss_fraction_by_array"]), spread evenly over the rows in order. Rows that are
     not global loads get LEVEL_L1 (the engine does not read them).
+    l2_pending_fraction (the same forms): of the L1-missed rows, the share whose L2 hit is pending
+    (l2_simulate: its line's fill by another CTA's miss still on its way), spread like the DRAM rows
+    over the rows that do not go to DRAM: LEVEL_L2_PENDING.
     dram_rows="grouped" (a diagnosis): the DRAM share is spread over groups instead of rows, a group
     being one load instruction of one CTA (its rows in every warp, per array), so the warps of a CTA
     load a tile chunk from one level together (the lines of a chunk are fetched together in the
@@ -525,18 +535,24 @@ def global_levels(trace, arch: GPU | str = "h200", *, blocks_per_sm: int | None 
     sect, hit = l1_simulate(addr, nb[g], cap)
     missed = sect > hit
     level[g[missed]] = LEVEL_L2
-    if isinstance(l2_miss_fraction, dict):
+    if isinstance(l2_miss_fraction, dict) or isinstance(l2_pending_fraction, dict):
         if bases is None:
-            raise GpusimError("a per-array l2_miss_fraction needs the arrays' bases")
+            raise GpusimError("a per-array l2_miss_fraction or l2_pending_fraction needs the arrays' bases")
         if sizes is None:          # each array runs up to the next one's base
             nb_ = sorted(bases.items(), key=lambda kv: kv[1])
             sizes = {nm: (nb_[j + 1][1] - b if j + 1 < len(nb_) else 1 << 40) for j, (nm, b) in enumerate(nb_)}
         arr_key = _array_of(_first_active(addr), bases, sizes)
-        frac = np.array([l2_miss_fraction.get(nm, 0.0) for nm in "ABC"] + [0.0])[arr_key]
     else:
         arr_key = np.zeros(len(g), np.int8)
-        frac = np.full(len(g), float(l2_miss_fraction))
-    accs = np.zeros(4)
+
+    def per_row(f):
+        if isinstance(f, dict):
+            return np.array([f.get(nm, 0.0) for nm in "ABC"] + [0.0])[arr_key]
+        return np.full(len(g), float(f))
+    frac = per_row(l2_miss_fraction)
+    # pending among the rows that do not go to DRAM, so that the array's share of all misses is p
+    pend = np.minimum(1.0, per_row(l2_pending_fraction) / np.maximum(1.0 - frac, 1e-12))
+    accs, accp = np.zeros(4), np.zeros(4)
     jm = np.flatnonzero(missed)
     if dram_rows == "grouped":       # one unit = the missed rows of one (sequence number, CTA, array)
         key = (rows["seq"][g[jm]].astype(np.int64) * (1 << 20) + rows["cta"][g[jm]]) * 4 + arr_key[jm]
@@ -550,4 +566,9 @@ def global_levels(trace, arch: GPU | str = "h200", *, blocks_per_sm: int | None 
         if accs[k] >= 1.0 - 1e-12:
             accs[k] -= 1.0
             level[g[u]] = LEVEL_DRAM
+            continue
+        accp[k] += pend[u[0]]
+        if accp[k] >= 1.0 - 1e-12:
+            accp[k] -= 1.0
+            level[g[u]] = LEVEL_L2_PENDING
     return level

@@ -86,8 +86,9 @@ Model (all times integer SM cycles; `t` is the current cycle):
   * Global memory: the L1TEX stage takes the oldest LG queue head when free, busy for
     max(ceil(sectors / l1_sectors_per_cycle), ceil(lines / l1_lines_per_cycle), 1) cycles:
     the tag stage takes 16 sectors a cycle, the data stage one 128-B line a cycle.
-    A load's data comes from level[row] (0 L1, 1 L2, 2 DRAM, from the cache model or all L2)
-    after that level's latency; an L1 hit on a line that an earlier miss is still fetching gets
+    A load's data comes from level[row] (0 L1, 1 L2, 2 DRAM, 3 an L2 hit on a line another SM's miss
+    is still fetching: the L2 path at P_PEND_LAT; from the cache model or all L2) after that level's
+    latency; an L1 hit on a line that an earlier miss is still fetching gets
     its data when that fill lands, not before; its queue entry counts until its own return from
     L1TEX (P_HIT_HOLDS_TO_FILL = 0, micro/l1_pending.json), or until the fill (1) (the cache
     model decides hit or miss in program order; the engine keeps, per 128-B line, when its last
@@ -157,7 +158,7 @@ UNIT_BITS = 3        # R_UNIT holds the pipe in its low bits, an FP32 row's regi
  P_SWITCH_FMA, P_MEM_ISSUE_IV, P_WARP_SHARED_CPW, P_SMSP_L1_CPL, P_QUEUE_AT_RETURN, P_SHARED_WB,
  P_SB_GLOBAL, P_SB_SHARED, P_DATA_PIPE_UNIFIED, P_NO_SKIP, P_NOT_ISSUED, P_LSU_IN_ORDER, P_DATA_PIPE_TURNS,
  P_LSU_READ_AHEAD, P_LG_SM_UNTAKEN, P_HIT_HOLDS_TO_FILL, P_LG_SM_MISSES, P_LG_SM_MISS_SECTORS,
- P_RF_LEAD, P_RF_STALL, P_PAIR_RUN, N_PARAMS) = range(42)
+ P_RF_LEAD, P_RF_STALL, P_PAIR_RUN, P_PEND_LAT, N_PARAMS) = range(43)
 FP = 256              # sub-cycle units of the L2 / DRAM bandwidth servers
 POLICY_GTO, POLICY_LRR, POLICY_GTO_OLDEST, POLICY_GTY, POLICY_GTL = 0, 1, 2, 3, 4
 RF_PASS, RF_YIELD, RF_HOLD = 0, 1, 2    # P_RF_STALL: after a register-bank stall of the warp issued last
@@ -329,7 +330,7 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
     fma_iv, alu_iv, xu_iv = params[P_FMA_INTERVAL], params[P_ALU_INTERVAL], params[P_XU_INTERVAL]
     mio_depth, lg_depth = params[P_MIO_DEPTH], params[P_LG_DEPTH]
     lds_lat, l1_sectors = params[P_LDS_LAT], params[P_L1_SECTORS]
-    level_lat = np.array([params[P_L1_LAT], params[P_L2_LAT], params[P_DRAM_LAT]], np.int64)
+    level_lat = np.array([params[P_L1_LAT], params[P_L2_LAT], params[P_DRAM_LAT], params[P_PEND_LAT]], np.int64)
     fill_bytes, sector_bytes = params[P_FILL_BYTES], params[P_SECTOR_BYTES]
     bar_release_lat, policy = params[P_BAR_RELEASE], params[P_POLICY]
     mio_sm_depth, lg_sm_depth = params[P_MIO_SM_DEPTH], params[P_LG_SM_DEPTH]

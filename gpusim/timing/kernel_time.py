@@ -49,6 +49,7 @@ from gpusim.kernel.context import Sampler
 from gpusim.kernel.spec import get_kernel
 from gpusim.timing import (simulate_sm, TimingResult, not_issued_metrics, LSU_METRIC_NAMES, LSU_SUMS,
                            LSU_PENDING, LSU_LATENCY)
+from gpusim.timing.lower import l2_pending_window_ns
 from gpusim.timing.control_codes import global_scoreboards, read_barrier_table, scoreboard_table, stall_table
 from gpusim.timing.register_banks import bank_profile
 from gpusim.timing.states import STATES, stall_metric
@@ -138,7 +139,8 @@ class _Levels:
     fraction per array (hit_rates) spread over the L1 misses as DRAM rows; else None (all L2)."""
 
     def __init__(self, result, gpu: GPU, enabled: bool = True, warm_l2: bool = True, schedule: str = "fluid",
-                 slot_finish=None, l2_hits_only: bool = False, pending_ns: float = 0.0, dram_rows: str = "spread"):
+                 slot_finish=None, l2_hits_only: bool = False, pending_ns: float = 0.0, dram_rows: str = "spread",
+                 unit_ns: float | None = None):
         self.fn, self.kw, self.source, self.warm = None, {}, "all L2", False
         if not enabled:
             return
@@ -159,10 +161,13 @@ class _Levels:
                                "cache model (L1 replay; every L1 miss an L2 hit)")
                 self.fn = global_levels
                 return
-            hr = hit_rates(result, schedule=schedule, slot_finish=slot_finish, pending_ns=pending_ns)
+            hr = hit_rates(result, schedule=schedule, slot_finish=slot_finish, pending_ns=pending_ns,
+                           unit_ns=unit_ns)
             frac = hr.get("gpusim__l2_miss_fraction_by_array")
             if frac is not None:
                 self.kw.update(l2_miss_fraction=frac, bases=result.bases, dram_rows=dram_rows)
+                if pending_ns:
+                    self.kw["l2_pending_fraction"] = hr["gpusim__l2_pending_fraction_by_array"]
             self.hit_rates = hr
             self.source = "cache model (L1 replay, chip-wide L2)"
         except TypeError:
@@ -274,6 +279,12 @@ W0 = 4     # trips of the window that gives the first round's CTA finish order: 
 
 
 def slot_finish(result, gpu: GPU, r: int, ptxas=None) -> list:
+    """When each of the r CTAs that start together on an SM finishes, as a fraction of the last (see
+    first_round_probe)."""
+    return first_round_probe(result, gpu, r, ptxas)[0]
+
+
+def first_round_probe(result, gpu: GPU, r: int, ptxas=None) -> tuple[list, float]:
     """When each of the r CTAs that start together on an SM finishes, as a fraction of the last
     (oldest first), from a W0-trip window timed with every L1 miss an L2 hit; the L2 model's
     "phased" schedule starts from it. The H200's first waves (traces/hw/h200/ctasched/, 4096) finish
@@ -283,16 +294,17 @@ def slot_finish(result, gpu: GPU, r: int, ptxas=None) -> list:
     CTA's warps take the issue slots and the freed queue entries first, and the engine's rounds
     (CTAs launched together) could not follow the stagger that leaves. Making the engine's queue
     fairness favour older CTAs gave naive 0.52 and smemtile 0.69 but coalesced 0.67 (H200 0.97) and
-    cut naive's warp cycles per instruction by 25 %; it is not used."""
-    if r <= 1:
-        return [1.0] * r
+    cut naive's warp cycles per instruction by 25 %; it is not used.
+    Returns (those fractions, a first estimate of the round's duration in ns: the window's cycles
+    scaled to the round's trips, the L2 model's time unit for its pending hits)."""
     bidx = _resident(result, gpu, r)
     gx, gy, gz = result.grid
-    tr, _ = build_window(result, bidx, W0)
+    tr, trips = build_window(result, bidx, W0)
     t = _time(tr, gpu, _Levels(result, gpu, True, l2_hits_only=True), min(gx * gy * gz, gpu.sm_count), ptxas)
     fin = [float(t.warp_retire[t.warps[:, 0] == c].max()) for c in np.unique(t.warps[:, 0])]
     last = max(fin) or 1.0
-    return [f / last for f in fin]
+    round_ns = t.cycles * max(trips, W0) / W0 / (gpu.sm_clock_max_mhz * 1e-3)
+    return ([f / last for f in fin] if r > 1 else [1.0] * r), float(round_ns)
 
 
 def plan_rounds(n_ctas: int, blocks_per_sm: int, sm_count: int) -> tuple[int, list]:
@@ -335,7 +347,7 @@ def ptxas_facts(result, scoreboards: str = "all", read_barriers: bool = True, re
 
 def predict(result, arch: str | GPU | None = None, *, levels: bool = True, windows=(W1, W2),
             full: bool = False, control_codes: bool = True, schedule: str = "phased",
-            scoreboards: str = "all", read_barriers: bool = True, l2_pending: bool = False,
+            scoreboards: str = "all", read_barriers: bool = True, l2_pending: bool = True,
             not_issued: bool = False, dram_rows: str = "spread", register_banks: bool = True,
             progress=None) -> Prediction:
     """Predicted whole-kernel time and warp-state ratios of a simulated launch (see module doc).
@@ -346,9 +358,11 @@ def predict(result, arch: str | GPU | None = None, *, levels: bool = True, windo
     control_codes.scoreboard_table), "global" (global loads only: global_scoreboards, a diagnosis)
     or "none". read_barriers: memory
     instructions hold ptxas's read barriers until their pipe takes them (control_codes.
-    read_barrier_table); False to leave them out (a diagnosis). l2_pending (with schedule="measured", a
-    diagnosis): an L2 hit on a line another CTA's miss began fetching less than the DRAM latency before
-    is timed at that miss's level (it gets its data with the fill), gpusim.memory.cache.l2_simulate.
+    read_barrier_table); False to leave them out (a diagnosis). l2_pending: an L2 hit on a line another
+    CTA's miss began fetching less than D - L before (the DRAM and L2 latencies) gets its data with that
+    fill and is timed at lower.l2_pending_latency_cycles (LEVEL_L2_PENDING; gpusim.memory.cache.
+    l2_simulate, in the schedule's time unit: the engine's first estimate of a round, first_round_probe,
+    or the record's for "measured"); False times every L2 hit at the L2 latency (a diagnosis).
     dram_rows (a diagnosis): "grouped" gives the DRAM share of a window's global loads to whole load
     instructions of a CTA (all its warps' rows) rather than row by row (gpusim.memory.cache.global_levels).
     register_banks: FP32 rows carry the register reads of the kernel's SASS (register_banks); False to
@@ -359,9 +373,6 @@ def predict(result, arch: str | GPU | None = None, *, levels: bool = True, windo
     each round's windows (a progress bar)."""
     if scoreboards not in ("all", "global", "none"):
         raise GpusimError(f"scoreboards must be 'all', 'global' or 'none', got {scoreboards!r}")
-    if l2_pending and schedule != "measured":
-        raise GpusimError("l2_pending needs schedule='measured': the pending window is the DRAM latency in the "
-                          "time unit of the H200's recorded schedule")
     gpu = get_arch(arch if arch is not None else result.arch)
     gx, gy, gz = result.grid
     G = gx * gy * gz
@@ -370,18 +381,21 @@ def predict(result, arch: str | GPU | None = None, *, levels: bool = True, windo
     op_states: dict = {}
     table = stall_table(result.kernel, result.params, result.M, result.N, result.K) if control_codes else None
     ptxas = ptxas_facts(result, scoreboards, read_barriers, register_banks) if table else None
-    finish = None
+    finish, round_ns = None, None
     steps = [0, 2 + len(plan)]
 
     def step():
         steps[0] += 1
         if progress:
             progress(*steps)
-    if schedule == "phased" and levels and plan and not _l2_warm(result, gpu):
-        finish = slot_finish(result, gpu, result.occupancy.blocks_per_sm, ptxas)
+    l2_model = levels and plan and not _l2_warm(result, gpu)
+    if l2_model and (schedule == "phased" or (l2_pending and schedule != "measured")):
+        f, round_ns = first_round_probe(result, gpu, result.occupancy.blocks_per_sm, ptxas)
+        finish = f if schedule == "phased" else None
     step()
     levels_fn = _Levels(result, gpu, levels, schedule=schedule, slot_finish=finish,
-                        pending_ns=gpu.dram_latency_ns if l2_pending else 0.0, dram_rows=dram_rows)
+                        pending_ns=l2_pending_window_ns(gpu) if l2_pending else 0.0, dram_rows=dram_rows,
+                        unit_ns=round_ns)
     step()
     for r, count in plan:
         cyc, v, trips, per_trip, t, bidx, ops, t2 = time_round(result, gpu, r, levels_fn, windows, full, ptxas,
@@ -451,7 +465,10 @@ def predict(result, arch: str | GPU | None = None, *, levels: bool = True, windo
     elif schedule != "phased":
         notes.append(f"L2 model: CTA schedule {schedule!r}" + (" (the H200's recorded one: a replay, not a "
                                                                 "prediction)" if schedule == "measured" else "")
-                     + ("; L2 hits on lines still being filled wait for the fill" if l2_pending else ""))
+)
+    if l2_model:
+        notes.append("L2 hits on lines another CTA's miss is still fetching wait for the fill" if l2_pending else
+                     "every L2 hit at the L2 latency, none waits for a fill in flight (a diagnosis)")
     if dram_rows != "spread":
         notes.append(f"DRAM rows {dram_rows} by load instruction and CTA (a diagnosis, not the prediction)")
     if table:

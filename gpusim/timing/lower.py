@@ -22,7 +22,7 @@ from gpusim.timing.control_codes import row_gaps
 from gpusim.timing.register_banks import row_banks
 from gpusim.trace.trace import Trace
 
-LEVEL_L1, LEVEL_L2, LEVEL_DRAM = 0, 1, 2
+LEVEL_L1, LEVEL_L2, LEVEL_DRAM, LEVEL_L2_PENDING = 0, 1, 2, 3
 
 
 @dataclass
@@ -101,6 +101,24 @@ def _op_tables(opcodes: list[str], arch: GPU):
     return cls, unit, lat, hold
 
 
+def l2_pending_latency_cycles(arch: GPU) -> float:
+    """Latency of an L2 hit on a line whose fill from DRAM (another SM's miss) is still on its way
+    (LEVEL_L2_PENDING): it gets its data with that fill, so it waits what is left of the DRAM
+    latency D, and no less than an L2 hit (L). The cache model counts such hits when they come
+    within D - L of the miss (memory.cache.l2_simulate); taking their arrivals as spread evenly over
+    that window, the mean wait is (D + L) / 2. Both latencies are measured (the preset's), nothing
+    is fitted; the even spread is an assumption (the model's schedule does not resolve phases finer
+    than a CTA's round)."""
+    dram = arch.dram_latency_ns * arch.sm_clock_max_mhz / 1000.0
+    return max(arch.l2_hit_latency_cycles, (dram + arch.l2_hit_latency_cycles) / 2)
+
+
+def l2_pending_window_ns(arch: GPU) -> float:
+    """How long after another CTA's miss began an L2 hit on its line still waits for that fill: D - L,
+    the DRAM latency less an L2 hit's (later, the L2 hit is as quick), in ns."""
+    return max(0.0, arch.dram_latency_ns - arch.l2_hit_latency_cycles * 1000.0 / arch.sm_clock_max_mhz)
+
+
 POLICIES = {"gty": E.POLICY_GTY, "gtl": E.POLICY_GTL, "gto": E.POLICY_GTO, "gto-oldest": E.POLICY_GTO_OLDEST,
             "lrr": E.POLICY_LRR}
 RF_STALL = {"hold": E.RF_HOLD, "yield": E.RF_YIELD, "pass": E.RF_PASS}   # GPU.register_stall
@@ -141,6 +159,7 @@ def engine_params(arch: GPU, policy: str = "gty", active_sms: int | None = None,
     p[E.P_L1_LAT] = round(arch.l1_hit_latency_cycles)
     p[E.P_L2_LAT] = round(arch.l2_hit_latency_cycles)
     p[E.P_DRAM_LAT] = round(arch.dram_latency_ns * arch.sm_clock_max_mhz / 1000.0)
+    p[E.P_PEND_LAT] = round(l2_pending_latency_cycles(arch))
     p[E.P_L1_SECTORS] = round(arch.l1_sectors_per_sm_cycle)
     p[E.P_FILL_BYTES] = arch.l2_to_l1_bytes_per_sm_cycle
     p[E.P_SECTOR_BYTES] = arch.sector_bytes

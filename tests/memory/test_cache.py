@@ -222,10 +222,10 @@ def test_measured_schedule_needs_a_record():
 
 
 def test_pending_fill_rule_with_the_recorded_schedule():
-    """pending_ns (a diagnosis, schedule='measured' only): tiled32's CTAs in a grid row share A's row
-    block and start within a DRAM latency of each other in the H200's record, so most of their A hits
-    find the line still being filled by a sharer's miss; the DRAM bytes (misses alone) do not move,
-    and without the window nothing is pending."""
+    """pending_ns: tiled32's CTAs in a grid row share A's row block and start within a DRAM latency
+    of each other in the H200's record, so most of their A hits find the line still being filled by
+    a sharer's miss; the DRAM bytes (misses alone) do not move, and without the window nothing is
+    pending. Another schedule needs its time unit (one round in ns) to place the window."""
     r = gpusim.simulate("tiled32", 4096, mode="sampled", keep_trace=True)
     base = C.l2_simulate(r, schedule="measured")
     pend = C.l2_simulate(r, schedule="measured", pending_ns=H200.dram_latency_ns)
@@ -234,5 +234,20 @@ def test_pending_fill_rule_with_the_recorded_schedule():
     a_acc, a_miss, a_pend = pend["line_accesses"][0], pend["line_misses"][0], pend["line_pending"][0]
     assert a_pend > 0.5 * (a_acc - a_miss)
     assert pend["latency_miss_fraction"][0] == pytest.approx((a_miss + a_pend) / a_acc)
-    with pytest.raises(gpusim.errors.GpusimError, match="pending_ns needs schedule='measured'"):
+    assert pend["pending_fraction"][0] == pytest.approx(a_pend / a_acc)
+    with pytest.raises(gpusim.errors.GpusimError, match="needs unit_ns"):
         C.l2_simulate(r, schedule="waves", pending_ns=H200.dram_latency_ns)
+
+
+def test_lockstep_waves_make_a_shared_line_pending_for_all_but_its_first_reader():
+    """In the predicted schedules a wave's CTAs start together, so the CTAs of a grid row reach each
+    chunk of A's row block at the same time: one misses, the others' hits are pending whatever the
+    window's length (here 1 ns in a 1 ms round), while with no window none is. The misses are those
+    of the schedule without the window."""
+    r = gpusim.simulate("tiled32", 4096, mode="sampled", keep_trace=True)
+    base = C.l2_simulate(r, schedule="waves")
+    pend = C.l2_simulate(r, schedule="waves", pending_ns=1.0, unit_ns=1e6)
+    assert base["line_pending"] == [0, 0, 0]
+    assert pend["line_misses"] == base["line_misses"]
+    a_acc, a_miss, a_pend = pend["line_accesses"][0], pend["line_misses"][0], pend["line_pending"][0]
+    assert a_pend > 0.9 * (a_acc - a_miss)

@@ -125,9 +125,25 @@ def test_predict_rejects_an_unknown_scoreboard_rule():
         predict(gpusim.simulate("naive", 256), scoreboards="some")
 
 
-def test_predict_takes_the_pending_fill_rule_only_with_the_recorded_schedule():
-    with pytest.raises(GpusimError, match="l2_pending needs schedule='measured'"):
-        predict(gpusim.simulate("naive", 256), l2_pending=True)
+def test_pending_l2_hits_get_their_own_level_and_latency():
+    """regtile1d at 2048 (its data does not stay in the L2): in the predicted lockstep schedule the CTAs
+    of a grid row read each chunk of A together, so most of the L1 misses are L2 hits on a fill in
+    flight (LEVEL_L2_PENDING), timed at (D + L) / 2 from the preset's measured latencies; with
+    l2_pending=False there are none and such rows are L2 hits."""
+    from gpusim.arch.presets import H200
+    from gpusim.timing import engine as E
+    from gpusim.timing.kernel_time import lowered_round
+    from gpusim.timing.lower import LEVEL_L2, LEVEL_L2_PENDING
+    r = gpusim.simulate("regtile1d", 2048)
+    on, off = predict(r), predict(r, l2_pending=False)
+    lw_on, lw_off = lowered_round(r, on, 4), lowered_round(r, off, 4)
+    missed = lw_off.level >= LEVEL_L2
+    assert (lw_on.level[missed] >= LEVEL_L2).all()
+    assert (lw_on.level == LEVEL_L2_PENDING).sum() > 0.5 * (lw_off.level == LEVEL_L2).sum()
+    assert (lw_off.level == LEVEL_L2_PENDING).sum() == 0
+    dram = H200.dram_latency_ns * H200.sm_clock_max_mhz / 1000
+    assert lw_on.params[E.P_PEND_LAT] == round((dram + H200.l2_hit_latency_cycles) / 2)
+    assert any("wait for the fill" in n for n in on.notes)
 
 
 def test_progress_reports_each_step():
