@@ -199,9 +199,9 @@ def regtile2d_trip_starts():
     res = gpusim.simulate("regtile2d", 4096)
     gpu = gpusim.get_arch("h200")
     tr, _ = KT.build_window(res, KT._resident(res, gpu, 2), 16)
-    counts, boards, reads, banks = KT.ptxas_facts(res)
-    lw = lower(tr, gpu, global_level=KT._Levels(res, gpu, True)(tr, gpu), stall_counts=counts, scoreboards=boards,
-               read_barriers=reads, register_banks=banks)
+    counts, boards, reads, banks = ptx = KT.ptxas_facts(res)
+    lw = lower(tr, gpu, global_level=KT.prediction_levels(res, gpu, ptx)[0](tr, gpu), stall_counts=counts,
+               scoreboards=boards, read_barriers=reads, register_banks=banks)
     t = run_lowered(lw, gpu)
     ops = np.array(tr.opcodes)[tr.rows["op"][t.trace_row]].astype(str)
     lds_rows = np.char.startswith(ops, "LDS")

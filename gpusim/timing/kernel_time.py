@@ -345,6 +345,22 @@ def ptxas_facts(result, scoreboards: str = "all", read_barriers: bool = True, re
     return table[0], boards(result.kernel, result.params), reads, banks
 
 
+def prediction_levels(result, gpu: GPU, ptxas=None, *, enabled: bool = True, schedule: str = "phased",
+                      l2_pending: bool = True, dram_rows: str = "spread", step=None):
+    """(the memory levels of a window's global loads, the first round's slot finish fractions or None)
+    as predict() gives them to the engine (see predict for the switches); step() is called once the
+    first-round probe is done (predict's progress)."""
+    finish, round_ns = None, None
+    if enabled and not _l2_warm(result, gpu) and (schedule == "phased" or (l2_pending and schedule != "measured")):
+        f, round_ns = first_round_probe(result, gpu, result.occupancy.blocks_per_sm, ptxas)
+        finish = f if schedule == "phased" else None
+    if step:
+        step()
+    return _Levels(result, gpu, enabled, schedule=schedule, slot_finish=finish,
+                   pending_ns=l2_pending_window_ns(gpu) if l2_pending else 0.0, dram_rows=dram_rows,
+                   unit_ns=round_ns), finish
+
+
 def predict(result, arch: str | GPU | None = None, *, levels: bool = True, windows=(W1, W2),
             full: bool = False, control_codes: bool = True, schedule: str = "phased",
             scoreboards: str = "all", read_barriers: bool = True, l2_pending: bool = True,
@@ -381,21 +397,15 @@ def predict(result, arch: str | GPU | None = None, *, levels: bool = True, windo
     op_states: dict = {}
     table = stall_table(result.kernel, result.params, result.M, result.N, result.K) if control_codes else None
     ptxas = ptxas_facts(result, scoreboards, read_barriers, register_banks) if table else None
-    finish, round_ns = None, None
     steps = [0, 2 + len(plan)]
 
     def step():
         steps[0] += 1
         if progress:
             progress(*steps)
-    l2_model = levels and plan and not _l2_warm(result, gpu)
-    if l2_model and (schedule == "phased" or (l2_pending and schedule != "measured")):
-        f, round_ns = first_round_probe(result, gpu, result.occupancy.blocks_per_sm, ptxas)
-        finish = f if schedule == "phased" else None
-    step()
-    levels_fn = _Levels(result, gpu, levels, schedule=schedule, slot_finish=finish,
-                        pending_ns=l2_pending_window_ns(gpu) if l2_pending else 0.0, dram_rows=dram_rows,
-                        unit_ns=round_ns)
+    l2_model = bool(levels and plan and not _l2_warm(result, gpu))
+    levels_fn, finish = prediction_levels(result, gpu, ptxas, enabled=levels, schedule=schedule,
+                                          l2_pending=l2_pending, dram_rows=dram_rows, step=step)
     step()
     for r, count in plan:
         cyc, v, trips, per_trip, t, bidx, ops, t2 = time_round(result, gpu, r, levels_fn, windows, full, ptxas,
@@ -481,5 +491,5 @@ def predict(result, arch: str | GPU | None = None, *, levels: bool = True, windo
                       {"levels": levels_fn, "ptxas": ptxas, "active_sms": min(G, gpu.sm_count), "gpu": gpu})
 
 
-__all__ = ["predict", "ptxas_facts", "lowered_round", "Prediction", "Round", "plan_rounds", "time_round", "build_window", "W1", "W2",
+__all__ = ["predict", "prediction_levels", "ptxas_facts", "lowered_round", "Prediction", "Round", "plan_rounds", "time_round", "build_window", "W1", "W2",
            "SAMPLING_TOLERANCE"]

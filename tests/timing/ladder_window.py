@@ -10,7 +10,7 @@ def first_round_window(kernel: str, size: int, trips: int, policy: str = "gty"):
     res = gpusim.simulate(kernel, size)
     gpu = gpusim.get_arch("h200")
     tr, _ = KT.build_window(res, KT._resident(res, gpu, res.occupancy.blocks_per_sm), trips)
-    counts, boards, reads, banks = KT.ptxas_facts(res)
-    lw = lower(tr, gpu, global_level=KT._Levels(res, gpu, True)(tr, gpu), policy=policy, stall_counts=counts,
-               scoreboards=boards, read_barriers=reads, register_banks=banks)
+    counts, boards, reads, banks = ptx = KT.ptxas_facts(res)
+    lw = lower(tr, gpu, global_level=KT.prediction_levels(res, gpu, ptx)[0](tr, gpu), policy=policy,
+               stall_counts=counts, scoreboards=boards, read_barriers=reads, register_banks=banks)
     return tr, lw, gpu

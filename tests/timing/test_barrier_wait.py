@@ -90,8 +90,7 @@ def engine_load_times(dram_rows: str) -> np.ndarray:
     bps = res.occupancy.blocks_per_sm
     counts, boards, reads, banks = ptx = KT.ptxas_facts(res)
     tr, _ = KT.build_window(res, KT._resident(res, gpu, bps), 16)
-    lv = KT._Levels(res, gpu, True, schedule="phased", slot_finish=KT.slot_finish(res, gpu, bps, ptx),
-                    dram_rows=dram_rows)(tr, gpu)
+    lv = KT.prediction_levels(res, gpu, ptx, dram_rows=dram_rows)[0](tr, gpu)
     t = run_lowered(lower(tr, gpu, global_level=lv, stall_counts=counts, scoreboards=boards, read_barriers=reads,
                           register_banks=banks),
                     gpu)

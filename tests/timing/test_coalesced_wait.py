@@ -31,8 +31,7 @@ def engine_a_load_times(dram_rows: str, trips: int = 64):
     tr, _ = KT.build_window(res, KT._resident(res, gpu, bps), trips)
     gidx, _ = C._global_load_rows(tr)
     first = C._first_active(tr.addr[tr.rows["mem"][gidx]])
-    lv = KT._Levels(res, gpu, True, schedule="phased", slot_finish=KT.slot_finish(res, gpu, bps, ptx),
-                    dram_rows=dram_rows)(tr, gpu)
+    lv = KT.prediction_levels(res, gpu, ptx, dram_rows=dram_rows)[0](tr, gpu)
     t = run_lowered(lower(tr, gpu, global_level=lv, stall_counts=counts, scoreboards=boards, read_barriers=reads,
                           register_banks=banks),
                     gpu)
