@@ -60,7 +60,7 @@ def variant_cases(kernels, sizes):
 
 def shapes(kernels, **kw):
     """Predicted against recorded time for every non-square record of these kernels (kw: predict's
-    windows / full)."""
+    switches, as for the ladder)."""
     recs = [json.loads(f.read_text()) for f in sorted((ROOT / "traces/hw/h200/shapes").glob("*.json"))]
     recs = sorted((r for r in recs if r["kernel"] in kernels), key=lambda r: (kernels.index(r["kernel"]), r["M"], r["N"], r["K"]))
     if not recs:
@@ -104,7 +104,8 @@ def main():
     ap.add_argument("--shapes", action="store_true",
                     help="the held-out non-square shapes (traces/hw/h200/shapes/) instead of the ladder")
     a = ap.parse_args()
-    kw = {"full": a.full}
+    kw = {"full": a.full, "scoreboards": a.scoreboards, "read_barriers": not a.no_read_barriers,
+          "l2_pending": not a.no_l2_pending, "dram_rows": a.dram_rows}
     if a.windows:
         try:
             w1, w2 = (int(x) for x in a.windows.split(","))
@@ -126,8 +127,7 @@ def main():
         rec = json.loads(path.read_text())
         t0 = time.perf_counter()
         p = predict(gpusim.simulate(k, n, params=params, keep_trace=True), schedule=a.schedule,   # (1024: A, B, C stay in the L2)
-                    scoreboards=a.scoreboards, read_barriers=not a.no_read_barriers, l2_pending=not a.no_l2_pending,
-                    dram_rows=a.dram_rows, **kw)
+                    **kw)
         wall = time.perf_counter() - t0
         if n == 4096:
             walls[label] = wall

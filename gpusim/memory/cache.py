@@ -47,8 +47,11 @@ Model (sources in shared/HARDWARE.md and traces/hw/h200/micro/):
   drifts slowly (spread 0.22 by wave 5); at 2048 coalesced and tiled32 drift to fluid within 5 waves.
   Replaying the recorded schedule (`schedule="measured"`), the model's DRAM bytes are within 1 % of
   ncu's for naive (8.50 vs 8.52 GB) and regtile2d (0.415 vs 0.411 GB): the L2 itself is right, the
-  schedule is what must be predicted. With it, `pending_ns` (l2_simulate, a diagnosis) also times a hit
-  on a line another CTA's miss is still fetching at the miss's level (it gets its data with the fill).
+  schedule is what must be predicted. `pending_ns` (l2_simulate) counts the hits on a line another
+  CTA's miss began fetching less than pending_ns before (pending hits: they get their data with that
+  fill), on any schedule given its time unit; the prediction times them as LEVEL_L2_PENDING
+  (global_levels; gpusim/timing/README.md, the table's pending row). In a lockstep schedule a wave's
+  sharers of a line meet it together, so all but the first reader are pending.
   Prediction (timing.kernel_time) uses "phased" with the engine's first-round finish fractions,
   which are lockstep-like for every ladder kernel: right for the five tiled kernels, wrong for naive
   and smemtile (the engine's co-resident CTAs finish together, the H200's in a staircase; see
