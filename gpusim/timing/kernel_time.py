@@ -31,10 +31,11 @@ error comes from trips W1..W2 not yet being in steady state. Measured at sizes w
 run is feasible, it is within SAMPLING_TOLERANCE of the full run's cycles.
 
 Memory levels: if gpusim.memory.cache provides `global_levels(trace, arch, ...)` (the cache
-model), each global load's level (L1/L2/DRAM) comes from it; otherwise every global load is
-an L2 hit (the engine's default) and the prediction says so in its notes. The chip-wide L2
+model), each global load's level (L1/L2/DRAM, or an L2 hit on a fill another CTA's miss has in
+flight) comes from it; otherwise every global load is an L2 hit (the engine's default) and the
+prediction says so in its notes. The chip-wide L2
 model needs the order in which CTAs run: schedule="phased" (default) takes it from the
-engine's first round (slot_finish), see gpusim/memory/cache.py.
+engine's first round (first_round_probe), see gpusim/memory/cache.py.
 """
 from __future__ import annotations
 
@@ -278,19 +279,14 @@ W0 = 4     # trips of the window that gives the first round's CTA finish order: 
            # 4 trips (coalesced 0.84 / 0.88 / 0.88 at 2 / 4 / 8; the others within 0.02 of 8 trips)
 
 
-def slot_finish(result, gpu: GPU, r: int, ptxas=None) -> list:
-    """When each of the r CTAs that start together on an SM finishes, as a fraction of the last (see
-    first_round_probe)."""
-    return first_round_probe(result, gpu, r, ptxas)[0]
-
-
 def first_round_probe(result, gpu: GPU, r: int, ptxas=None) -> tuple[list, float]:
     """When each of the r CTAs that start together on an SM finishes, as a fraction of the last
     (oldest first), from a W0-trip window timed with every L1 miss an L2 hit; the L2 model's
     "phased" schedule starts from it. The H200's first waves (traces/hw/h200/ctasched/, 4096) finish
-    together for the register-tiled kernels and tiled32 (0.96-1.0; the engine 0.97-1.0) and nearly so
-    for coalesced (0.97; the engine 0.88), but in a staircase for naive (0.51 / 1.0; the engine 1.0)
-    and smemtile (0.72 / 1.0; the engine 0.93), where the engine's CTAs finish together: an older
+    together for the register-tiled kernels and tiled32 (0.96-1.0; the engine 0.94-0.99, but regtile1d's
+    younger CTA at 0.80 of the older's time, 2026-12-01; the H200's 0.999) and
+    nearly so for coalesced (0.97; the engine 0.93), but in a staircase for naive (0.51 / 1.0; the engine
+    0.99) and smemtile (0.72 / 1.0; the engine 0.95), where the engine's CTAs finish together: an older
     CTA's warps take the issue slots and the freed queue entries first, and the engine's rounds
     (CTAs launched together) could not follow the stagger that leaves. Making the engine's queue
     fairness favour older CTAs gave naive 0.52 and smemtile 0.69 but coalesced 0.67 (H200 0.97) and
@@ -474,8 +470,7 @@ def predict(result, arch: str | GPU | None = None, *, levels: bool = True, windo
                      " / ".join(f"{f:.2f}" for f in finish) + ")")
     elif schedule != "phased":
         notes.append(f"L2 model: CTA schedule {schedule!r}" + (" (the H200's recorded one: a replay, not a "
-                                                                "prediction)" if schedule == "measured" else "")
-)
+                                                                "prediction)" if schedule == "measured" else ""))
     if l2_model:
         notes.append("L2 hits on lines another CTA's miss is still fetching wait for the fill" if l2_pending else
                      "every L2 hit at the L2 latency, none waits for a fill in flight (a diagnosis)")
