@@ -10,7 +10,7 @@
 // (gpusim.hw.slabsched: how far apart the CTAs that share a tile reach each slab).
 __device__ __forceinline__ unsigned long long globaltimer() {
   unsigned long long t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t)::"memory");
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
   return t;
 }
 
