@@ -297,3 +297,23 @@ def test_lockstep_count_of_pending_b_hits_matches_the_sharers(regtile1d_pending)
                    "(gpusim/timing/README.md, the pending-hit item)")
 def test_lockstep_count_of_pending_a_hits_matches_the_sharers(regtile1d_pending):
     assert regtile1d_pending["A"] == pytest.approx(within("regtile1d_4096", "A"), abs=0.1)
+
+
+PENDING_FILL = json.loads((REC / "micro" / "pending_fill.json").read_text())["details"]
+
+
+def test_record_a_hit_on_a_fill_in_flight_waits_what_is_left_of_it():
+    """micro/pending_fill.json: a follower SM's L2 hit on a line the leader SM's miss began fetching `delay`
+    before takes max(L, D - delay) (D the leader's median latency): within 10 % where the fill is still on its
+    way, and a plain hit's latency (within 10 % of L) once the delay passes D - L. The rule under the
+    pending level (gpusim.timing.lower.l2_pending_window_ns, l2_pending_latency_cycles)."""
+    D, L = PENDING_FILL["leader_median_cycles"], H200.l2_hit_latency_cycles
+    window_ns = (D - L) * 1000 / H200.sm_clock_max_mhz
+    pending = [b for b in PENDING_FILL["bins"] if b["delay_ns"] + 25 < window_ns]
+    later = [b for b in PENDING_FILL["bins"] if b["delay_ns"] - 25 > window_ns + 50]
+    assert len(pending) >= 3 and len(later) >= 10
+    for b in pending:
+        assert b["follower_median_cycles"] == pytest.approx(D - b["delay_ns"] * H200.sm_clock_max_mhz / 1000, rel=0.1)
+        assert b["follower_median_cycles"] > 1.15 * L
+    for b in later:
+        assert b["follower_median_cycles"] == pytest.approx(L, rel=0.1)
