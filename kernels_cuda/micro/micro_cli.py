@@ -92,6 +92,19 @@ def provenance(prov: dict) -> dict:
             "cuda": cuda, "clocks": {k: v for k, v in smi.items() if "clock" in k}, "build_flags": BUILD_FLAGS}
 
 
+def finish_order(end, fin) -> dict:
+    """The warp-order statistics sched_fairness.py and sched_pick.py record, over groups (rows) of warps
+    (columns, oldest first): end = each warp's last stamp, fin = its finish as a fraction of its group's
+    span. Medians over the groups of the earliest finish, of each warp's finish, and of the Spearman
+    correlation between a warp's age and its finish order."""
+    import numpy as np
+    order = np.arange(end.shape[1])
+    rank_corr = [float(np.corrcoef(order, np.argsort(np.argsort(e)))[0, 1]) for e in end]
+    return {"earliest_finish_fraction_median": float(np.median(fin.min(axis=1))),
+            "finish_fraction_per_warp_median": [round(float(x), 4) for x in np.median(fin, axis=0)],
+            "spearman_warp_vs_finish_median": float(np.median(rank_corr))}
+
+
 def sh_provenance(dir_: Path) -> dict:
     """The same fields for the micros run by a .sh script, from what it left in dir_: the nvidia-smi query
     (smi.txt: name, driver, SM clock, max SM clock) and date.txt (the date, then nvcc's version)."""

@@ -75,7 +75,7 @@ def record(dir_: Path, dest: Path):
         "how": "kernels_cuda/micro/pending_fill.cu: one thread on each of two SMs; per probe the leader loads a line "
                "absent from the L2 (256 MB written after it) with ld.global.cg at T_i and the follower loads it "
                "delay_i later (0-1000 ns, %globaltimer, shuffled), each timing its own load with clock64 around a "
-               f"dependent use; {PROBES} probes {20} us apart; per {BIN_NS}-ns bin of the actual delay the "
+               f"dependent use; {PROBES} probes 20 us apart (PROBE_GAP_NS); per {BIN_NS}-ns bin of the actual delay the "
                "follower's median latency beside max(L, D - delay) (kernels_cuda/micro/pending_fill.py)",
         "command": prov["command"] + " (on the H200), then --record DIR here",
         "source": "kernels_cuda/micro/pending_fill.cu:pending_fill",

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from micro_cli import sh_provenance  # (beside this script)
+from micro_cli import finish_order, sh_provenance  # (beside this script)
 
 
 def summarize(text: str) -> dict:
@@ -36,13 +36,10 @@ def summarize(text: str) -> dict:
         s0 = start.min(1, keepdims=True)
         span = end.max(1, keepdims=True) - s0
         fin = (end - s0) / span
-        rank_corr = [float(np.corrcoef(np.argsort(np.argsort(e)), np.arange(e.size))[0, 1]) for e in end]
         out[mode] = {
             "blocks": nb, "span_cycles_median": float(np.median(span)),
             "start_spread_cycles_median": float(np.median((start - s0).max(1))),
-            "earliest_finish_fraction_median": float(np.median(fin.min(1))),
-            "finish_fraction_per_warp_median": [round(float(x), 4) for x in np.median(fin, 0)],
-            "spearman_warp_vs_finish_median": float(np.median(rank_corr)),
+            **finish_order(end, fin),
         }
     return out
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from micro_cli import sh_provenance  # (beside this script)
+from micro_cli import finish_order, sh_provenance  # (beside this script)
 
 
 def stamps(text: str) -> dict:
@@ -42,10 +42,6 @@ def config_name(k: int, a: int, s: int = 1, t: int = 24) -> str:
     return f"K{k}_A{a}_S{s}_T{t}"
 
 
-def spearman(x) -> float:
-    return float(np.corrcoef(np.arange(len(x)), np.argsort(np.argsort(x)))[0, 1])
-
-
 def summarize(text: str) -> dict:
     out = {}
     for (k, a, sm, t), s in sorted(stamps(text).items()):
@@ -56,9 +52,7 @@ def summarize(text: str) -> dict:
             "chains": k, "warps": a, "smsps": sm, "trips": t, "groups": int(s.shape[0]),
             "span_cycles_median": float(np.median(span)),
             "cycles_per_trip_per_warp_median": float(np.median(span) / (s.shape[2] - 1)),
-            "earliest_finish_fraction_median": float(np.median(fin.min(axis=1))),
-            "finish_fraction_per_warp_median": [round(float(x), 4) for x in np.median(fin, axis=0)],
-            "spearman_warp_vs_finish_median": float(np.median([spearman(e) for e in end])),
+            **finish_order(end, fin),
             "trip_starts_median": np.median(s, axis=0).astype(int).tolist(),
         }
     return out
