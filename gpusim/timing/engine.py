@@ -138,8 +138,10 @@ wake all of them.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
-from numba.extending import overload
+from llvmlite import ir
+from numba import njit, types
+from numba.core import cgutils
+from numba.extending import intrinsic, overload
 
 from gpusim.timing.states import (N_STATES, S_SELECTED, S_NOT_SELECTED, S_WAIT, S_SHORT_SB, S_LONG_SB,
                                   S_MIO_THROTTLE, S_LG_THROTTLE, S_MATH_THROTTLE, S_BARRIER, S_DRAIN,
@@ -176,8 +178,9 @@ N_ENGINE_STATES = N_STATES + 2
 # columns of the rows matrix (int32, one 64-B line per row: a row's fields are read together, and
 # one stream per warp instead of one per field keeps the CPU's prefetchers ahead; ~1.2x faster)
 (R_CLS, R_UNIT, R_LAT, R_WF, R_SECTORS, R_LINES, R_LEVEL, R_GAP, R_DEP, R_DEP1, R_DEP2, R_WARP,
- R_LINE_LO, R_LINE_HI, R_OP, R_BAR_HOLD, N_ROW_FIELDS) = range(17)
+ R_LINE_LO, R_LINE_HI, R_OP, R_FLAGS, N_ROW_FIELDS) = range(17)
 ROW_STRIDE = 16
+DEP_LDG, DEP_LDS = 1, 2    # a producer's class in R_FLAGS
 
 
 def _aligned_rows(n):
@@ -196,15 +199,49 @@ def pack_rows(cls, unit, lat, wf, sectors, lines, level, gap, line_ptr, dep, row
         raise ValueError("more than 2^31 rows or lines: the int32 rows matrix cannot index them")
     rows = _aligned_rows(cls.shape[0])
     rows[:, N_ROW_FIELDS:] = 0
+    # R_FLAGS: bit 0 the barrier hold; bits 1 + 2j, 2 + 2j the class of producer j (DEP_LDG, DEP_LDS, else 0),
+    # so the loop learns whether a producer is a load without reading the producer's own row
+    flags = np.asarray(bar_hold, np.int32) & 1
+    for j in range(3):
+        d = dep[:, j]
+        pc = np.where(d >= 0, np.asarray(cls)[np.maximum(d, 0)], -1)
+        code = np.where(pc == C_LDG, DEP_LDG, np.where(pc == C_LDS, DEP_LDS, 0)).astype(np.int32)
+        flags |= code << (1 + 2 * j)
     for col, x in ((R_CLS, cls), (R_UNIT, unit), (R_LAT, lat), (R_WF, wf), (R_SECTORS, sectors),
                    (R_LINES, lines), (R_LEVEL, level), (R_GAP, gap), (R_WARP, row_warp),
-                   (R_LINE_LO, line_ptr[:-1]), (R_LINE_HI, line_ptr[1:]), (R_OP, op), (R_BAR_HOLD, bar_hold)):
+                   (R_LINE_LO, line_ptr[:-1]), (R_LINE_HI, line_ptr[1:]), (R_OP, op), (R_FLAGS, flags)):
         rows[:, col] = x
     rows[:, R_DEP:R_DEP + 3] = dep
     return rows
 
 
+PREFETCH_ROWS = 2     # how far ahead of its issue a warp's rows are prefetched (2-4: the same; 8 slower)
 N_SB = 6          # dependency barriers per warp (sm_90 control codes: SB0-SB5)
+
+
+@intrinsic
+def _prefetch(typingctx, arr, i):
+    """Ask the CPU to bring row i of a C-contiguous array into its caches (LLVM's prefetch: read, keep in
+    every level). A warp's rows, and the per-row arrays beside them, are first read when the warp comes
+    to them; with 16 or more warps each reading its own stretch of a 50-MB matrix the CPU's own
+    prefetchers miss most of those reads (perf: the first read of a row took 1/8 of the loop)."""
+    if not isinstance(arr, types.Array):
+        return None
+
+    def codegen(context, builder, signature, args):
+        aryty = signature.args[0]
+        ary = context.make_array(aryty)(context, builder, args[0])
+        idx = [context.cast(builder, args[1], signature.args[1], types.intp)]
+        idx += [context.get_constant(types.intp, 0)] * (aryty.ndim - 1)
+        ptr = cgutils.get_item_pointer2(context, builder, ary.data, cgutils.unpack_tuple(builder, ary.shape),
+                                        cgutils.unpack_tuple(builder, ary.strides), aryty.layout, idx,
+                                        wraparound=False, boundscheck=False)
+        i8p, i32 = ir.IntType(8).as_pointer(), ir.IntType(32)
+        fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32]),
+                                            "llvm.prefetch.p0i8")
+        builder.call(fn, [builder.bitcast(ptr, i8p), i32(0), i32(3), i32(1)])
+        return context.get_dummy_value()
+    return types.void(arr, i), codegen
 
 
 @njit(cache=True, error_model="numpy")
@@ -395,6 +432,14 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
     read_at = np.full(n_rows, INF, np.int64)         # when its registers were read (a read barrier clears)
     fetched_for = np.zeros(n_rows, np.bool_)         # a miss whose line a hit reaching L1TEX first fetched
     pc = warp_start[:-1].copy()
+    # the opcode ids of the row each warp waits at (min(pc, its last row)) and of the row it issued last: its
+    # state's cycles by opcode are booked to the one or the other (_waited_at) at every state change, and a
+    # read of the rows matrix there cost the loop 8 % (perf)
+    op_at = np.zeros(n_warps, np.int64)
+    op_last = np.zeros(n_warps, np.int64)
+    for w in range(n_warps):
+        if warp_start[w + 1] > warp_start[w]:
+            op_at[w] = rows[warp_start[w], R_OP]
     counts = np.zeros((n_warps, N_ENGINE_STATES), np.int64)
     op_counts = np.zeros((max(n_ops, 1), N_ENGINE_STATES), np.int64)   # state cycles by the opcode waited at
     # the same cycles counted only where the warp's SMSP issued nothing and held no warp at dispatch (ncu's
@@ -591,11 +636,11 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                                 lat_counts[w, sw] += lat_cum[s] - lat_since[w]
                             wa = _waited_at(pc[w], sw, warp_start[w + 1])
                             n_log = _log_interval(log, n_log, w, sw, since[w], t, wa)
-                            op_counts[rows[wa, R_OP], sw] += n0
+                            op_counts[op_last[w] if sw == S_SELECTED else op_at[w], sw] += n0
                         state[w] = -1
                         n_left -= 1
                         continue
-                elif not static and bar_wait[w] and bar_release[w] > t and rows[r, R_BAR_HOLD] != 0:
+                elif not static and bar_wait[w] and bar_release[w] > t and (rows[r, R_FLAGS] & 1) != 0:
                     # BAR.SYNC.DEFER_BLOCKING: the warp goes on past the barrier and waits for its
                     # release at the first memory, control or ADU instruction
                     st, wk = S_BARRIER, bar_release[w]   # INF: the last arrival sets it
@@ -606,18 +651,19 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                     dep_wk = INF
                     if not static and bar_release[w] <= t:
                         bar_wait[w] = False
+                    dep_cls = 0 if static else rows[r, R_FLAGS] >> 1
                     for j in range(0 if static else 3):
                         d = rows[r, R_DEP + j]
                         if d < 0:
                             continue
                         rdy = ready[d]
-                        if sb_on and row_sb[d] >= 0 and row_gen[d] == sb_gen[w, row_sb[d]]:
+                        dc = (dep_cls >> (2 * j)) & 3         # DEP_LDG, DEP_LDS or 0
+                        if sb_on and dc != 0 and row_sb[d] >= 0 and row_gen[d] == sb_gen[w, row_sb[d]]:
                             # the barrier counts every load put on it so far: wait for all of them
                             b = row_sb[d]
                             rdy = INF if sb_untaken[w, b] > 0 else max(rdy, sb_ready[w, b])
                         if rdy > t:
-                            c = rows[d, R_CLS]
-                            why = S_LONG_SB if c == C_LDG else (S_SHORT_SB if c == C_LDS else S_WAIT)
+                            why = S_LONG_SB if dc == DEP_LDG else (S_SHORT_SB if dc == DEP_LDS else S_WAIT)
                             if sb == -1 or why == S_LONG_SB or (why == S_SHORT_SB and sb == S_WAIT):
                                 sb = why
                             dep_wk = min(dep_wk, rdy)   # INF: still queued; the pipes wake us
@@ -712,7 +758,7 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                             lat_counts[w, sw] += lat_cum[s] - lat_since[w]
                         wa = _waited_at(pc[w], sw, warp_start[w + 1])
                         n_log = _log_interval(log, n_log, w, sw, since[w], t, wa)
-                        op_counts[rows[wa, R_OP], sw] += n0
+                        op_counts[op_last[w] if sw == S_SELECTED else op_at[w], sw] += n0
                     state[w] = st
                     since[w] = t
                     if lat_on:
@@ -745,7 +791,7 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                             counts[x, sx] += n0
                             if lat_on:
                                 lat_counts[x, sx] += lat_cum[s] - lat_since[x]
-                            op_counts[rows[pc[x], R_OP], sx] += n0
+                            op_counts[op_at[x], sx] += n0
                             gs = grp_state[gi]
                             cur = 0 if gs == S_NOT_SELECTED else (1 if gs >= S_MIO_POOL else 2)
                             for j in range(3):
@@ -814,7 +860,7 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                                 lat_counts[w, sw] += lat_cum[s] - lat_since[w]
                             wa = _waited_at(pc[w], sw, warp_start[w + 1])
                             n_log = _log_interval(log, n_log, w, sw, since[w], t, wa)
-                            op_counts[rows[wa, R_OP], sw] += n0
+                            op_counts[op_last[w] if sw == S_SELECTED else op_at[w], sw] += n0
                         state[w] = st
                         since[w] = t
                         if lat_on:
@@ -903,7 +949,7 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                                 lat_counts[w, sw] += lat_cum[s] - lat_since[w]
                             wa = _waited_at(pc[w], sw, warp_start[w + 1])
                             n_log = _log_interval(log, n_log, w, sw, since[w], t, wa)
-                            op_counts[rows[wa, R_OP], sw] += n0
+                            op_counts[op_last[w] if sw == S_SELECTED else op_at[w], sw] += n0
                         state[w] = st
                         since[w] = t
                         if lat_on:
@@ -938,7 +984,7 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                     lat_counts[w, sw] += lat_cum[s] - lat_since[w]
                 wa = _waited_at(r, sw, warp_start[w + 1])
                 n_log = _log_interval(log, n_log, w, sw, since[w], t, wa)
-                op_counts[rows[wa, R_OP], sw] += n0
+                op_counts[op_last[w] if sw == S_SELECTED else op_at[w], sw] += n0
             state[w] = S_SELECTED
             since[w] = t
             if lat_on:
@@ -958,9 +1004,11 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                 # fewer than sb_k, else joins the class's latest one (ptxas's allocation: its counters are
                 # shared). Written out here: as a function, inlined or not, it took a third of the loop (its
                 # nine array arguments cost reference counting at every call)
+                dep_cls = rows[r, R_FLAGS] >> 1
                 for jd in range(3):
                     dd = rows[r, R_DEP + jd]
-                    if dd >= 0 and row_sb[dd] >= 0 and row_gen[dd] == sb_gen[w, row_sb[dd]]:
+                    if (dd >= 0 and (dep_cls >> (2 * jd)) & 3 != 0 and row_sb[dd] >= 0
+                            and row_gen[dd] == sb_gen[w, row_sb[dd]]):
                         bb = row_sb[dd]
                         cls_b = sb_claim[w, bb]
                         sb_claim[w, bb] = 0
@@ -1041,6 +1089,14 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                 cta_arrived[cta] += 1
                 cta_bar_proc[cta] = max(cta_bar_proc[cta], t) + bar_arrive
             pc[w] = r + 1
+            op_last[w] = rows[r, R_OP]
+            op_at[w] = rows[min(r + 1, warp_start[w + 1] - 1), R_OP]
+            if r + PREFETCH_ROWS < n_rows:
+                # the warp's rows ahead (its next row is read next cycle, and a load takes longer)
+                _prefetch(rows, r + PREFETCH_ROWS)
+                _prefetch(rb_wait, r + 4 * PREFETCH_ROWS)
+                _prefetch(ready, r + 4 * PREFETCH_ROWS)
+                _prefetch(issue_cycle, r + 4 * PREFETCH_ROWS)
             if pc[w] >= warp_start[w + 1]:
                 cta_live[cta] -= 1
             if cta_arrived[cta] > 0 and cta_arrived[cta] >= cta_live[cta]:
@@ -1131,6 +1187,9 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                 # place). Written out here and at L1TEX: as a function, even inlined, its array arguments
                 # cost two atomic reference counts each per call (written out: regtile2d 1.09x faster)
                 ready[r] = done
+                if rows[r, R_CLS] == C_LDS:     # the loads' latencies, summed as they are known
+                    counters[K_LDS_LAT] += done - issue_cycle[r]
+                    counters[K_LDS_N] += 1
                 taken_at[r] = t
                 rel = ready[r] if at_return else t
                 mio_ret[s, mio_rn[s]] = rel
@@ -1258,6 +1317,9 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                     ready[r] = fill_at
                     mem_done[wt] = max(mem_done[wt], fill_at)
                     wake = min(wake, fill_at)
+                if rows[r, R_CLS] == C_LDG:
+                    counters[K_LDG_LAT] += ready[r] - issue_cycle[r]
+                    counters[K_LDG_N] += 1
                 if sb_on and row_sb[r] >= 0 and row_gen[r] == sb_gen[wt, row_sb[r]]:
                     bb = row_sb[r]
                     sb_untaken[wt, bb] -= 1
@@ -1309,7 +1371,7 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                 # its cycles as a member, through this one (the head issued: something issued, so the next
                 # cycle is t + 1; this cycle's latency count is added to lat_cum at the advance below)
                 lat_next = lat_cum[s] + (0 if smsp_active[s] else 1)
-                op = rows[pc[w], R_OP]
+                op = op_at[w]
                 for j in range(3):
                     stj = S_NOT_SELECTED if j == 0 else ((S_MIO_POOL if j == 1 else S_MIO_THROTTLE) if gi % 2 == 0
                                                          else (S_LG_POOL if j == 1 else S_LG_THROTTLE))
@@ -1344,12 +1406,4 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
     for w in range(n_warps):
         if finish[w] > cycles:
             cycles = finish[w]
-    for r in range(n_rows):     # the loads' latencies, summed here: in numpy over the rows it took 5 % of a run
-        c = rows[r, R_CLS]
-        if c == C_LDS:
-            counters[K_LDS_LAT] += ready[r] - issue_cycle[r]
-            counters[K_LDS_N] += 1
-        elif c == C_LDG:
-            counters[K_LDG_LAT] += ready[r] - issue_cycle[r]
-            counters[K_LDG_N] += 1
     return cycles, counts, issue_cycle, finish, counters, op_counts, lat_counts, n_log, ready
