@@ -70,7 +70,7 @@ Model (all times integer SM cycles; `t` is the current cycle):
   * An SMSP's MIO and LG queues are one LSU queue (lsu_queue_in_order): a head leaves only when no
     older instruction of its SMSP waits in the other queue. The queue reads the registers of its
     read_ahead oldest entries (lsu_queue_read_ahead = 6): a read barrier on a memory instruction clears
-    then (read_at), not when its pipe takes it.
+    then (M_READ), not when its pipe takes it.
   * Shared memory: the SM's shared pipe takes the oldest head of the four MIO queues
     (ties: lowest SMSP) when free, in the same cycle it was issued at the earliest, and
     is busy for max(wavefronts, ceil(V / shared_wb)) cycles (V: registers a load writes per
@@ -217,6 +217,7 @@ def pack_rows(cls, unit, lat, wf, sectors, lines, level, gap, line_ptr, dep, row
 
 PREFETCH_ROWS = 2     # how far ahead of its issue a warp's rows are prefetched (2-4: the same; 8 slower)
 N_SB = 6          # dependency barriers per warp (sm_90 control codes: SB0-SB5)
+M_READ, M_TAKEN, M_FETCHED = 1, 2, 4    # bits of run's row_mem
 
 
 @intrinsic
@@ -423,14 +424,15 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
     sb_claim = np.zeros((n_warps, N_SB), np.int64)      # class holding each barrier (0 free)
     sb_untaken = np.zeros((n_warps, N_SB), np.int64)    # its loads the pipe has not taken yet
     sb_ready = np.zeros((n_warps, N_SB), np.int64)      # the latest data return among the taken ones
-    sb_gen = np.zeros((n_warps, N_SB), np.int64)        # bumped each time a consumer clears it
+    sb_gen = np.zeros((n_warps, N_SB), np.int32)        # bumped each time a consumer clears it
     sb_last = np.full((n_warps, 3), -1, np.int64)       # each class's latest claimed barrier
-    row_sb = np.full(n_rows if sb_on else 1, -1, np.int64)
-    row_gen = np.zeros(n_rows if sb_on else 1, np.int64)
+    row_sb = np.full(n_rows if sb_on else 1, -1, np.int8)
+    row_gen = np.zeros(n_rows if sb_on else 1, np.int32)
     issue_cycle = np.full(n_rows, -1, np.int64)
-    taken_at = np.full(n_rows, INF, np.int64)        # when the pipe took a memory row
-    read_at = np.full(n_rows, INF, np.int64)         # when its registers were read (a read barrier clears)
-    fetched_for = np.zeros(n_rows, np.bool_)         # a miss whose line a hit reaching L1TEX first fetched
+    # per memory row, M_READ: its registers were read (a read barrier on it clears); M_TAKEN: its pipe took it;
+    # M_FETCHED: a miss whose line a hit reaching L1TEX first fetched (one byte a row, not three int64
+    # arrays: their allocation alone was 5 % of a run)
+    row_mem = np.zeros(n_rows, np.uint8)
     pc = warp_start[:-1].copy()
     # the opcode ids of the row each warp waits at (min(pc, its last row)) and of the row it issued last: its
     # state's cycles by opcode are booked to the one or the other (_waited_at) at every state change, and a
@@ -668,7 +670,7 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                                 sb = why
                             dep_wk = min(dep_wk, rdy)   # INF: still queued; the pipes wake us
                     p = -1 if static else rb_wait[r]
-                    if p >= 0 and read_at[p] >= INF:
+                    if p >= 0 and (row_mem[p] & M_READ) == 0:
                         # ptxas's read barrier: an earlier memory row of this warp still waits in its
                         # queue, its registers unread (their read, by the LSU queue's read-ahead or the
                         # pipe taking it, clears recheck: dep_wk INF)
@@ -1062,7 +1064,7 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                 lsu_ring[s, (lsu_head[s] + lsu_cnt[s]) % lsu_ring.shape[1]] = r
                 lsu_cnt[s] += 1
                 if lsu_cnt[s] <= read_ahead:
-                    read_at[r] = t
+                    row_mem[r] |= M_READ
             if c == C_FIXED:
                 pass
             elif c == C_LDS or c == C_STS:
@@ -1135,9 +1137,9 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                 if rows[rg, R_CLS] == C_LDG:
                     lv_g = np.int64(rows[rg, R_LEVEL])
                     pg = provider[rg]
-                    if lv_g == 0 and pg >= 0 and taken_at[pg] >= INF and not fetched_for[pg]:
+                    if lv_g == 0 and pg >= 0 and (row_mem[pg] & (M_TAKEN | M_FETCHED)) == 0:
                         lv_g, fetch_g = np.int64(rows[pg, R_LEVEL]), True
-                    elif lv_g > 0 and fetched_for[rg]:
+                    elif lv_g > 0 and (row_mem[rg] & M_FETCHED) != 0:
                         lv_g = np.int64(0)
                     if miss_cap > 0 and lv_g > 0:
                         miss_n, gone = _heap_pop_until(miss_heap, miss_heap_sec, miss_n, t)
@@ -1190,7 +1192,6 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                 if rows[r, R_CLS] == C_LDS:     # the loads' latencies, summed as they are known
                     counters[K_LDS_LAT] += done - issue_cycle[r]
                     counters[K_LDS_N] += 1
-                taken_at[r] = t
                 rel = ready[r] if at_return else t
                 mio_ret[s, mio_rn[s]] = rel
                 mio_rn[s] += 1
@@ -1198,15 +1199,14 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                 pending_mem[wt] -= 1
                 mem_done[wt] = max(mem_done[wt], ready[r])
                 recheck[wt] = 0          # its scoreboard or drain now has a time
-                if read_at[r] > t:
-                    read_at[r] = t
+                row_mem[r] |= M_READ | M_TAKEN
                 if read_ahead > 0:
                     lsu_head[s] = (lsu_head[s] + 1) % lsu_ring.shape[1]
                     lsu_cnt[s] -= 1
                     if lsu_cnt[s] >= read_ahead:
                         r2 = lsu_ring[s, (lsu_head[s] + read_ahead - 1) % lsu_ring.shape[1]]
-                        if read_at[r2] > t:
-                            read_at[r2] = t
+                        if (row_mem[r2] & M_READ) == 0:
+                            row_mem[r2] |= M_READ
                             recheck[rows[r2, R_WARP]] = 0
                 # the barrier it sits on counts one fewer untaken load, and its data return
                 if sb_on and row_sb[r] >= 0 and row_gen[r] == sb_gen[w, row_sb[r]]:
@@ -1254,7 +1254,7 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                 fill_at = np.int64(0)
                 if rows[r, R_CLS] == C_LDG:
                     if fetch_for_p:
-                        fetched_for[provider[r]] = True
+                        row_mem[provider[r]] |= M_FETCHED
                     done = t + l1_cpl * (n - 1) + level_lat[lv]
                     if lv > 0:
                         # L2 -> L1 (every miss of L1), and DRAM -> L2 (misses of L2): in-order
@@ -1288,7 +1288,6 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                     done = t + l1_cpl * n
                 # the take's bookkeeping, as at the shared pipe
                 ready[r] = max(done, fill_at)
-                taken_at[r] = t
                 # the entry counts until the data returns (at_return): for a hit on a line still on its
                 # way, until the fill (hit_to_fill) or until the hit's own return from L1TEX
                 rel = (ready[r] if hit_to_fill else done) if at_return else t
@@ -1302,15 +1301,14 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                 pending_mem[wt] -= 1
                 mem_done[wt] = max(mem_done[wt], ready[r])
                 recheck[wt] = 0          # its scoreboard or drain now has a time
-                if read_at[r] > t:
-                    read_at[r] = t
+                row_mem[r] |= M_READ | M_TAKEN
                 if read_ahead > 0:
                     lsu_head[s] = (lsu_head[s] + 1) % lsu_ring.shape[1]
                     lsu_cnt[s] -= 1
                     if lsu_cnt[s] >= read_ahead:
                         r2 = lsu_ring[s, (lsu_head[s] + read_ahead - 1) % lsu_ring.shape[1]]
-                        if read_at[r2] > t:
-                            read_at[r2] = t
+                        if (row_mem[r2] & M_READ) == 0:
+                            row_mem[r2] |= M_READ
                             recheck[rows[r2, R_WARP]] = 0
                 if fill_at > done:
                     # its data waits for the fill
