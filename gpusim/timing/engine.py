@@ -593,8 +593,6 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                     if rk < wake:
                         wake = rk
                     continue
-                if finished[w]:     # (a barrier release can clear a finished warp's recheck)
-                    continue
                 st = S_NOT_SELECTED
                 fixed = True        # the state holds until wk, or until an event clears recheck[w]
                 wk = t + 1
@@ -1104,7 +1102,7 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
             if cta_arrived[cta] > 0 and cta_arrived[cta] >= cta_live[cta]:
                 rel = max(t, cta_bar_proc[cta]) + bar_release_lat
                 for w2 in range(cta_warp_start[cta], cta_warp_start[cta + 1]):
-                    if bar_wait[w2]:
+                    if bar_wait[w2] and not finished[w2]:     # (a finished warp's recheck stays INF)
                         bar_release[w2] = rel
                         recheck[w2] = 0
                 cta_arrived[cta] = 0
