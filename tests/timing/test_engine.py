@@ -365,6 +365,22 @@ def test_loads_sharing_a_dependency_barrier_are_waited_for_together():
     check_invariants(shared)
 
 
+def test_row_flags_carry_each_producers_load_class():
+    """pack_rows writes, beside the barrier hold (bit 0), the class of each of a row's three producers
+    (LDG, LDS, else 0): the loop reads a producer's dependency-barrier tag only for a load, and names
+    a wait long or short scoreboard from these bits without reading the producer's row."""
+    spec = [row(0, "LDG.E", 0, sectors=4), row(0, "LDS", 1, wf=1), row(0, "FFMA", 2),
+            row(0, "FFMA", 3, (0, 1, 2)), row(0, "FFMA", 4, (2, 1)), row(0, "FFMA", 5)]
+    lw = lower(make_trace(spec), ARCH)
+    dep_cls = [[(int(f) >> (1 + 2 * j)) & 3 for j in range(3)] for f in lw.rows[:, E.R_FLAGS]]
+    assert dep_cls[3] == [E.DEP_LDG, E.DEP_LDS, 0]
+    assert dep_cls[4] == [0, E.DEP_LDS, 0]
+    assert dep_cls[5] == [0, 0, 0]
+    assert np.array_equal(lw.rows[:, E.R_FLAGS] & 1, lw.bar_hold)
+    res = run_lowered(lw, ARCH)
+    assert res.state_cycles["long_scoreboard"] > 0 and res.state_cycles["short_scoreboard"] == 0
+
+
 def test_a_read_barrier_holds_the_next_memory_instruction_until_the_pipe_takes_its_producer():
     """Warp 1's 160-sector LDG holds the L1TEX stage for cycles 0-9. Warp 0 issues an FFMA and three
     LDGs at 1, 2, 3; its first is taken at 10. Were a load's registers read only when its pipe takes
