@@ -435,8 +435,8 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
     row_mem = np.zeros(n_rows, np.uint8)
     pc = warp_start[:-1].copy()
     # the opcode ids of the row each warp waits at (min(pc, its last row)) and of the row it issued last: its
-    # state's cycles by opcode are booked to the one or the other (_waited_at) at every state change, and a
-    # read of the rows matrix there cost the loop 8 % (perf)
+    # state's cycles by opcode are booked to the one or the other (_waited_at) at every state change, without
+    # a read of the rows matrix there (in-process A/B: coalesced 1.04x, regtile2d the same)
     op_at = np.zeros(n_warps, np.int64)
     op_last = np.zeros(n_warps, np.int64)
     for w in range(n_warps):
