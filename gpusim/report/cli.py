@@ -28,6 +28,15 @@ def _sizes(a):
     return M, pick(a.N, a.size, M), pick(a.K, a.size, M)
 
 
+def _engine_step(what: str) -> str:
+    """A progress bar's text for a step that runs the cycle engine: on a machine whose numba cache does
+    not hold it yet, the step first compiles it (the bar would otherwise seem stuck for that long)."""
+    from gpusim.timing import engine_compiled
+    if engine_compiled() is False:
+        return f"{what.split(' (')[0]}, compiling the engine first (once, 20-60 s)"
+    return what
+
+
 def cmd_run(a):
     from gpusim import simulate
     from gpusim.report import render
@@ -43,7 +52,7 @@ def cmd_run(a):
     pred = None
     if not a.no_time:
         from gpusim.timing.kernel_time import predict
-        with render.progress_bar("timing (cycle engine)", enabled=not a.json) as prog:
+        with render.progress_bar(_engine_step("timing (cycle engine)"), enabled=not a.json) as prog:
             pred = predict(r, not_issued=True, progress=prog)
     window = None
     if a.trace:
@@ -93,7 +102,8 @@ def cmd_compare(a):
     rows = []
     sizes = [a.size] if a.size else [1024, 2048, 4096]
     for size in sizes:
-        with render.progress_bar(f"simulating at {size}", enabled=not a.json):
+        with render.progress_bar(f"simulating at {size}" if a.no_time else _engine_step(f"simulating at {size}"),
+                                 enabled=not a.json):
             rows += [dict(r._asdict(), size=size) for r in compare_rows(a.kernels or None, size,
                                                                         sim_fn=None if a.no_time else timed_sim,
                                                                         variants=a.variants)]

@@ -154,6 +154,15 @@ def run_lowered(lw: Lowered, arch: GPU, log_states: int = 0) -> TimingResult:
                         lw.trace_row, lw.row_warp, m, by_op, notes, not_issued, log, ready)
 
 
+def engine_compiled() -> bool | None:
+    """Whether numba's cache on disk holds a compiled cycle loop that this source can use (None: cannot
+    tell). A first run on a machine compiles it, about 20 s a variant, and says so on its progress bar."""
+    try:
+        return bool(E.run.signatures) or bool(E.run._cache._cache_file._load_index())   # (numba internals)
+    except Exception:   # noqa: BLE001 - another numba may lay its cache out otherwise: then we do not know
+        return None
+
+
 def simulate_sm(trace: Trace, arch: str | GPU = "h200", ctas=None, *, policy: str = "gty",
                 global_level=None, active_sms: int | None = None,
                 stall_counts: dict | None = None, scoreboards: dict | None = None,
@@ -186,6 +195,6 @@ def simulate_sm(trace: Trace, arch: str | GPU = "h200", ctas=None, *, policy: st
     return run_lowered(lw, gpu, log_states)
 
 
-__all__ = ["simulate_sm", "TimingResult", "lower", "Lowered", "run_lowered", "STATES", "N_STATES",
+__all__ = ["simulate_sm", "engine_compiled", "TimingResult", "lower", "Lowered", "run_lowered", "STATES", "N_STATES",
            "LSU_PENDING", "LSU_LATENCY", "LSU_METRIC_NAMES", "LSU_SUMS",
            "not_issued_metric", "not_issued_metrics", "stall_metric", "LEVEL_L1", "LEVEL_L2", "LEVEL_DRAM"]

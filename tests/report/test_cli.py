@@ -1,5 +1,8 @@
 """The command line: JSON output, kernel list, and one-line errors without tracebacks."""
 import json
+import os
+import subprocess
+import sys
 
 import pytest
 
@@ -200,3 +203,23 @@ def test_run_shows_the_lsu_pipe_beside_ncus_count_of_it(capsys):
     assert main(["run", "regtile2d", "--size", "1024"]) == 0
     text = capsys.readouterr().out
     assert len(_cells(text, lat)) == 3          # metric, unit, predicted: no record of this launch
+
+
+def test_an_engine_step_says_when_it_compiles_the_engine_first(monkeypatch):
+    """On a machine whose numba cache lacks the cycle loop, the progress bar of a step that runs it says
+    the step compiles it first (20-60 s that the bar would otherwise spend at one place)."""
+    import gpusim.timing as T
+    from gpusim.report import cli
+    monkeypatch.setattr(T, "engine_compiled", lambda: False)
+    assert cli._engine_step("timing (cycle engine)") == "timing, compiling the engine first (once, 20-60 s)"
+    for known in (True, None):      # compiled, or a numba whose cache cannot be read: the plain text
+        monkeypatch.setattr(T, "engine_compiled", lambda known=known: known)
+        assert cli._engine_step("timing (cycle engine)") == "timing (cycle engine)"
+
+
+def test_engine_compiled_reads_numbas_cache(tmp_path):
+    """A process whose numba cache folder is empty finds no compiled loop there."""
+    code = "from gpusim.timing import engine_compiled; print(engine_compiled())"
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
