@@ -82,11 +82,14 @@ def _fold_pool_states(c: np.ndarray) -> np.ndarray:
 GROUPS_FROM_WARPS_PER_SMSP = 12
 
 
-def run_lowered(lw: Lowered, arch: GPU, log_states: int = 0) -> TimingResult:
-    """Run the cycle engine on a lowered trace; log_states: stall intervals to keep (simulate_sm)."""
+def run_lowered(lw: Lowered, arch: GPU, log_states: int = 0, groups: bool | None = None) -> TimingResult:
+    """Run the cycle engine on a lowered trace; log_states: stall intervals to keep (simulate_sm).
+    groups: keep queue waiters in groups (the same results, one of the loop's two compiled variants);
+    None: when an SMSP of this trace has GROUPS_FROM_WARPS_PER_SMSP warps or more."""
     log = np.zeros((log_states, 5), np.int64) if log_states > 0 else np.zeros(1, np.int64)
-    groups = bool(log_states == 0 and lw.params[E.P_POLICY] in (E.POLICY_GTO, E.POLICY_GTY)
-                  and np.diff(lw.smsp_start).max(initial=0) >= GROUPS_FROM_WARPS_PER_SMSP)
+    if groups is None:
+        groups = np.diff(lw.smsp_start).max(initial=0) >= GROUPS_FROM_WARPS_PER_SMSP
+    groups = bool(groups and log_states == 0 and lw.params[E.P_POLICY] in (E.POLICY_GTO, E.POLICY_GTY))
     cycles, counts, issue_cycle, finish, ctr, op_counts, lat_counts, n_log, ready = E.run(
         lw.warp_start, lw.warp_smsp, lw.warp_cta, lw.cta_warp_start, lw.smsp_warps, lw.smsp_start,
         lw.rows, lw.line_id, lw.params, lw.rb_wait, lw.provider, len(lw.opcodes), log,
@@ -167,7 +170,7 @@ def simulate_sm(trace: Trace, arch: str | GPU = "h200", ctas=None, *, policy: st
                 global_level=None, active_sms: int | None = None,
                 stall_counts: dict | None = None, scoreboards: dict | None = None,
                 read_barriers=None, register_banks=None, not_issued: bool = False,
-                log_states: int = 0) -> TimingResult:
+                log_states: int = 0, groups: bool | None = None) -> TimingResult:
     """Time the rows of `ctas` (trace CTA ids, default all) as CTAs resident together on one SM.
 
     The caller chooses how many CTAs are resident (occupancy); all launch at cycle 0.
@@ -187,12 +190,13 @@ def simulate_sm(trace: Trace, arch: str | GPU = "h200", ctas=None, *, policy: st
     not_issued_cycles; a diagnosis beside ncu's not-issued PC samples, about 5 % slower).
     log_states: keep up to this many stall intervals, (warp, state, first cycle, end cycle, row waited
     at), in TimingResult.state_log (for a timeline; 0, the default, keeps none).
+    groups: the engine's waiter groups on or off (run_lowered; None: by this trace's warps per SMSP).
     """
     gpu = get_arch(arch)
     lw = lower(trace, gpu, ctas, global_level, policy, active_sms, stall_counts, scoreboards, read_barriers,
                register_banks)
     lw.params[E.P_NOT_ISSUED] = int(not_issued)
-    return run_lowered(lw, gpu, log_states)
+    return run_lowered(lw, gpu, log_states, groups)
 
 
 __all__ = ["simulate_sm", "engine_compiled", "TimingResult", "lower", "Lowered", "run_lowered", "STATES", "N_STATES",

@@ -49,7 +49,7 @@ from gpusim.estimate.simulate import allocate, run_cta
 from gpusim.kernel.context import Sampler
 from gpusim.kernel.spec import get_kernel
 from gpusim.timing import (simulate_sm, TimingResult, not_issued_metrics, LSU_METRIC_NAMES, LSU_SUMS,
-                           LSU_PENDING, LSU_LATENCY)
+                           LSU_PENDING, LSU_LATENCY, GROUPS_FROM_WARPS_PER_SMSP)
 from gpusim.timing.lower import l2_pending_window_ns
 from gpusim.timing.control_codes import global_scoreboards, read_barrier_table, scoreboard_table, stall_table
 from gpusim.timing.register_banks import bank_profile
@@ -195,13 +195,23 @@ def build_window(result, block_idx: list, window: int | None, seed: int = 0):
 
 
 def _time(trace: Trace, gpu: GPU, levels: _Levels, active_sms: int, ptxas=None, not_issued: bool = False,
-          log_states: int = 0):
+          log_states: int = 0, groups: bool | None = None):
     """ptxas: (stall counts, scoreboards, read barriers, FP32 register reads) of the kernel's SASS
-    (control_codes, register_banks), None for none. log_states: stall intervals to keep (simulate_sm)."""
+    (control_codes, register_banks), None for none. log_states: stall intervals to keep (simulate_sm).
+    groups: the engine's waiter groups (_groups: one choice for all of a kernel's windows)."""
     counts, boards, reads, banks = ptxas if ptxas else (None, None, None, None)
     return simulate_sm(trace, gpu, global_level=levels(trace, gpu), active_sms=active_sms,
                        stall_counts=counts, scoreboards=boards, read_barriers=reads, register_banks=banks,
-                       not_issued=not_issued, log_states=log_states)
+                       not_issued=not_issued, log_states=log_states, groups=groups)
+
+
+def _groups(result, gpu: GPU) -> bool:
+    """Whether the engine keeps queue waiters in groups for this kernel: by its warps per SMSP at full
+    occupancy, the same for all its windows. A window's own count would differ for a last round of fewer
+    CTAs (coalesced at 4096: 16 warps per SMSP, its tail 8), and the two variants of the loop, compiled on
+    a machine's first run (~20 s each), would both be needed; their results are the same."""
+    warps = -(-int(np.prod(result.block)) // 32)
+    return result.occupancy.blocks_per_sm * warps / gpu.smsp_per_sm >= GROUPS_FROM_WARPS_PER_SMSP
 
 
 def _resident(result, gpu: GPU, r: int) -> list:
@@ -250,21 +260,22 @@ def time_round(result, gpu: GPU, r: int, levels: _Levels, windows=(W1, W2), full
     state cycles by opcode waited at, extrapolated like the vector."""
     w1, w2 = windows
     bidx = _resident(result, gpu, r)
+    grp = _groups(result, gpu)
     gx, gy, gz = result.grid
     n_sm = min(gx * gy * gz, gpu.sm_count)       # SMs sharing the L2 and DRAM bandwidth
     if full:
         tr, trips = build_window(result, bidx, None)
-        t = _time(tr, gpu, levels, n_sm, ptxas, not_issued)
+        t = _time(tr, gpu, levels, n_sm, ptxas, not_issued, groups=grp)
         return float(t.cycles), _state_vec(t), trips, None, t, bidx, t.op_state_cycles, None
     tr1, trips = build_window(result, bidx, w1)
-    t1 = _time(tr1, gpu, levels, n_sm, ptxas, not_issued)
+    t1 = _time(tr1, gpu, levels, n_sm, ptxas, not_issued, groups=grp)
     if trips <= w2:
         if trips > w1:
             tr, _ = build_window(result, bidx, None)
-            t1 = _time(tr, gpu, levels, n_sm, ptxas, not_issued)
+            t1 = _time(tr, gpu, levels, n_sm, ptxas, not_issued, groups=grp)
         return float(t1.cycles), _state_vec(t1), trips, None, t1, bidx, t1.op_state_cycles, None
     tr2, _ = build_window(result, bidx, w2)
-    t2 = _time(tr2, gpu, levels, n_sm, ptxas, not_issued)
+    t2 = _time(tr2, gpu, levels, n_sm, ptxas, not_issued, groups=grp)
     per_trip = (t2.cycles - t1.cycles) / (w2 - w1)
     v1, v2 = _state_vec(t1), _state_vec(t2)
     # a state that shrinks between the two windows (a start-up transient, e.g. drain) is
@@ -296,7 +307,8 @@ def first_round_probe(result, gpu: GPU, r: int, ptxas=None) -> tuple[list, float
     bidx = _resident(result, gpu, r)
     gx, gy, gz = result.grid
     tr, trips = build_window(result, bidx, W0)
-    t = _time(tr, gpu, _Levels(result, gpu, True, l2_hits_only=True), min(gx * gy * gz, gpu.sm_count), ptxas)
+    t = _time(tr, gpu, _Levels(result, gpu, True, l2_hits_only=True), min(gx * gy * gz, gpu.sm_count), ptxas,
+              groups=_groups(result, gpu))
     fin = [float(t.warp_retire[t.warps[:, 0] == c].max()) for c in np.unique(t.warps[:, 0])]
     last = max(fin) or 1.0
     round_ns = t.cycles * max(trips, W0) / W0 / (gpu.sm_clock_max_mhz * 1e-3)

@@ -168,3 +168,30 @@ def test_launch_overhead_from_its_micro():
     assert all(r["paced_us_median"] > r["queued_us_median"] + 1.0 for r in small)
     p = predict(gpusim.simulate("regtile2d", 512))
     assert p.time_ms - p.cycles / (gpu.sm_clock_max_mhz * 1e3) == pytest.approx(gpu.launch_overhead_us / 1e3)
+
+
+def test_a_kernels_windows_share_one_choice_of_waiter_groups(monkeypatch):
+    """The engine's waiter groups are chosen per kernel, by its warps per SMSP at full occupancy, so a
+    round of fewer CTAs (coalesced's last, one CTA: 8 warps per SMSP where a full round has 16) runs the
+    same compiled variant of the loop as the others; the groups change no result."""
+    import gpusim.timing as T
+    from gpusim.arch.presets import H200
+    from gpusim.timing import kernel_time as KT
+    seen = []
+    real = T.run_lowered
+
+    def spy(lw, arch, log_states=0, groups=None):
+        res = real(lw, arch, log_states, groups)
+        seen.append((groups, res.cycles, res.warp_state_cycles.copy()))
+        return res
+    monkeypatch.setattr(T, "run_lowered", spy)
+    r = gpusim.simulate("coalesced", 1024, keep_trace=True)
+    levels = KT._Levels(r, H200, True, l2_hits_only=True)
+    KT.time_round(r, H200, 1, levels, windows=(1, 2))       # one CTA: 8 warps per SMSP
+    assert [g for g, _, _ in seen] == [True, True]
+    monkeypatch.setattr(KT, "_groups", lambda result, gpu: False)
+    KT.time_round(r, H200, 1, levels, windows=(1, 2))
+    assert [g for g, _, _ in seen[2:]] == [False, False]
+    for (_, c_on, s_on), (_, c_off, s_off) in zip(seen[:2], seen[2:]):
+        assert c_on == c_off and (s_on == s_off).all()
+    assert not KT._groups(gpusim.simulate("regtile2d", 1024), H200)    # 2 CTAs of 8 warps: 4 per SMSP
