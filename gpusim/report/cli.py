@@ -33,7 +33,7 @@ def _engine_step(what: str) -> str:
     not hold it yet, the step first compiles it (the bar would otherwise seem stuck for that long)."""
     from gpusim.timing import engine_compiled
     if engine_compiled() is False:
-        return f"{what.split(' (')[0]}, compiling the engine first (once, 20-60 s)"
+        return f"{what}: compiling the engine (once, 20-60 s)"
     return what
 
 
@@ -52,7 +52,7 @@ def cmd_run(a):
     pred = None
     if not a.no_time:
         from gpusim.timing.kernel_time import predict
-        with render.progress_bar(_engine_step("timing (cycle engine)"), enabled=not a.json) as prog:
+        with render.progress_bar(_engine_step("timing"), enabled=not a.json) as prog:
             pred = predict(r, not_issued=True, progress=prog)
     window = None
     if a.trace:

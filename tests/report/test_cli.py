@@ -211,10 +211,10 @@ def test_an_engine_step_says_when_it_compiles_the_engine_first(monkeypatch):
     import gpusim.timing as T
     from gpusim.report import cli
     monkeypatch.setattr(T, "engine_compiled", lambda: False)
-    assert cli._engine_step("timing (cycle engine)") == "timing, compiling the engine first (once, 20-60 s)"
+    assert cli._engine_step("timing") == "timing: compiling the engine (once, 20-60 s)"
     for known in (True, None):      # compiled, or a numba whose cache cannot be read: the plain text
         monkeypatch.setattr(T, "engine_compiled", lambda known=known: known)
-        assert cli._engine_step("timing (cycle engine)") == "timing (cycle engine)"
+        assert cli._engine_step("timing") == "timing"
 
 
 def test_engine_compiled_reads_numbas_cache(tmp_path):
