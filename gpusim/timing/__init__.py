@@ -199,6 +199,6 @@ def simulate_sm(trace: Trace, arch: str | GPU = "h200", ctas=None, *, policy: st
     return run_lowered(lw, gpu, log_states, groups)
 
 
-__all__ = ["simulate_sm", "engine_compiled", "TimingResult", "lower", "Lowered", "run_lowered", "STATES", "N_STATES",
-           "LSU_PENDING", "LSU_LATENCY", "LSU_METRIC_NAMES", "LSU_SUMS",
+__all__ = ["simulate_sm", "engine_compiled", "TimingResult", "lower", "Lowered", "run_lowered", "STATES",
+           "N_STATES", "LSU_PENDING", "LSU_LATENCY", "LSU_METRIC_NAMES", "LSU_SUMS",
            "not_issued_metric", "not_issued_metrics", "stall_metric", "LEVEL_L1", "LEVEL_L2", "LEVEL_DRAM"]
