@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
+from numba import njit
 
 from gpusim.arch import GPU
 from gpusim.errors import GpusimError
@@ -238,17 +239,30 @@ def read_waits(op: np.ndarray, cls: np.ndarray, row_warp: np.ndarray, opcodes: l
             continue
         win = np.lib.stride_tricks.sliding_window_view(kind, m)
         hit = np.flatnonzero((win == pat).all(axis=1) & (wid[:len(win)] == wid[m - 1:]))
-        end = -1
-        for s in hit:
-            if s < end or claimed[s:s + m].any():
-                continue
-            claimed[s:s + m] = True
-            end = s + m
-            for i, d in pairs:
-                j = s + i + d
-                if j < mem.size and wid[j] == wid[s]:
-                    out[mem[j]] = max(out[mem[j]], mem[s + i])
+        _claim_matches(hit, m, np.asarray(pairs, np.int64).reshape(-1, 2), claimed, wid, mem, out)
     return out
+
+
+@njit(cache=True)
+def _claim_matches(hit, m, pairs, claimed, wid, mem, out):
+    """read_waits' left-to-right claim of one block's matches (a loop over every match: in Python it took
+    0.13 s a window of coalesced at 4096)."""
+    end = -1
+    for s in hit:
+        if s < end:
+            continue
+        taken = False
+        for k in range(s, s + m):
+            taken = taken or claimed[k]
+        if taken:
+            continue
+        claimed[s:s + m] = True
+        end = s + m
+        for q in range(pairs.shape[0]):
+            i, d = pairs[q, 0], pairs[q, 1]
+            j = s + i + d
+            if j < mem.size and wid[j] == wid[s]:
+                out[mem[j]] = max(out[mem[j]], mem[s + i])
 
 
 def fill_providers(level: np.ndarray, line_ptr: np.ndarray, line_id: np.ndarray, order_key: np.ndarray) -> np.ndarray:
