@@ -30,7 +30,10 @@ from micro_cli import provenance, gpu_provenance, out_or_record  # noqa: E402  (
 
 # (kernel, size, which blockIdx axis walks the rows of C: its CTAs share A's rows)
 CASES = [("regtile1d", 4096, "y"), ("regtile1d", 2048, "y"), ("regtile2d", 4096, "y"), ("vectorized", 4096, "y"),
-         ("smemtile", 4096, "x"), ("smemtile", 2048, "x")]
+         ("smemtile", 4096, "x"), ("smemtile", 2048, "x"),
+         # (2026-12-01, fifteenth session: the rest of the ladder's barrier kernels and sizes)
+         ("regtile2d", 2048, "y"), ("vectorized", 2048, "y"), ("tiled32", 4096, "y"), ("tiled32", 2048, "y"),
+         ("regblock", 4096, "y"), ("regblock", 2048, "y")]
 SLAB_MAX, SLAB_CTAS = 512, 16384      # as cta_stamp.cu's SLAB_MAX, SLAB_CTAS
 CLUSTER_GAP_NS = 20_000      # sharers further apart than this belong to different waves (a CTA runs 100s of us)
 WINDOWS_NS = (128, 254, 512, 1000, 2000, 5000)
@@ -155,7 +158,7 @@ def record(dir_: Path, dest: Path):
     rec = {
         "schema": "gpusim.hw.micro/1", "bench": "sharer_phase",
         "what": "how far apart in time the CTAs that share a tile of A (a row of C's tiles) or of B (a column) "
-                "end each K slab, in ladder twins at 4096 and 2048: whether a sharer's L2 hit can find the line's "
+                "end each K slab, in the ladder's barrier kernels' twins at 4096 and 2048: whether a sharer's L2 hit can find the line's "
                 "fill still on its way",
         "how": "kernels_cuda/micro/cta_stamp.cu -DSLAB_STAMPS around each ladder kernel's own source: thread 0 of "
                "every CTA writes %globaltimer (ns) at every second __syncthreads (a slab's end); the second of two "

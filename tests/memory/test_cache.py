@@ -276,14 +276,24 @@ def regtile1d_pending():
 
 
 def test_record_sharers_keep_step_through_the_array_they_miss():
-    """micro/sharer_phase.json (ladder twins at 4096, every CTA's slab ends): the sharers of the array whose
-    lines the L2 misses more often (the cache model: B for the register-tiled kernels, 0.13-0.34 of its
-    line reads; A for smemtile, 0.49) come within the pending window of a slab's first reader 0.31-0.61 of
-    the time; those of the other array (misses 0.01-0.03) 0.03-0.14, over microseconds."""
+    """micro/sharer_phase.json (ladder twins at 4096, every CTA's slab ends): in regtile1d, regtile2d,
+    vectorized and smemtile the sharers of the array whose lines the L2 misses more often (the cache model:
+    B for the register-tiled three, 0.13-0.34 of its line reads; A for smemtile, 0.48) come within the
+    pending window of a slab's first reader 0.31-0.61 of the time; those of the other array (misses
+    0.01-0.03) 0.03-0.14, over microseconds. (Two runs on 2026-12-01 differ by up to 0.05: smemtile's A
+    0.29 and 0.31, regtile2d's B 0.31 and 0.32; hence 0.25.)"""
     for case in ("regtile1d_4096", "regtile2d_4096", "vectorized_4096"):
-        assert within(case, "B") > 0.3 > 0.15 > within(case, "A")
-    assert within("smemtile_4096", "A") > 0.3 > 0.15 > within("smemtile_4096", "B")
+        assert within(case, "B") > 0.25 > 0.15 > within(case, "A")
+    assert within("smemtile_4096", "A") > 0.25 > 0.15 > within("smemtile_4096", "B")
     assert SHARERS["regtile1d_4096"]["A"]["offset_quantiles_ns"]["50"] > 1000
+
+
+def test_record_the_more_missed_array_does_not_decide_alone():
+    """The same record's other kernels: the rule above is not the whole story. tiled32 at 4096 keeps both
+    arrays' sharers in step (0.87 each, though the model's L2 misses 0.97 of B's lines and 0.02 of A's),
+    and regblock's A sharers (misses 0.02) keep step better than its B sharers (misses 0.12)."""
+    assert within("tiled32_4096", "A") > 0.8 and within("tiled32_4096", "B") > 0.8
+    assert within("regblock_4096", "A") > within("regblock_4096", "B")
 
 
 def test_lockstep_count_of_pending_b_hits_matches_the_sharers(regtile1d_pending):
