@@ -246,15 +246,10 @@ def read_waits(op: np.ndarray, cls: np.ndarray, row_warp: np.ndarray, opcodes: l
 @njit(cache=True)
 def _claim_matches(hit, m, pairs, claimed, wid, mem, out):
     """read_waits' left-to-right claim of one block's matches (a loop over every match: in Python it took
-    0.13 s a window of coalesced at 4096)."""
+    0.06 s of a 16-trip window of coalesced at 2048, here 0.004 s)."""
     end = -1
     for s in hit:
-        if s < end:
-            continue
-        taken = False
-        for k in range(s, s + m):
-            taken = taken or claimed[k]
-        if taken:
+        if s < end or claimed[s:s + m].any():
             continue
         claimed[s:s + m] = True
         end = s + m
