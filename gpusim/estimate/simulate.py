@@ -89,14 +89,18 @@ def make_inputs(M: int, N: int, K: int, seed: int = 0):
     return A, B, C.copy()
 
 
-def allocate(M: int, N: int, K: int, seed: int):
-    """Random A, B, C and their base addresses (2-MiB aligned, as a large cudaMalloc is)."""
-    A, B, C = make_inputs(M, N, K, seed)
+def layout(M: int, N: int, K: int) -> dict:
+    """Base addresses of A, B, C (2-MiB aligned with a 2-MiB gap, as large cudaMallocs are)."""
     bases, addr = {}, BASE
-    for nm, arr in (("A", A), ("B", B), ("C", C)):
+    for nm, nbytes in (("A", M * K * 4), ("B", K * N * 4), ("C", M * N * 4)):
         bases[nm] = addr
-        addr += -(-arr.nbytes // ALIGN) * ALIGN + ALIGN
-    return (A, B, C), bases
+        addr += -(-nbytes // ALIGN) * ALIGN + ALIGN
+    return bases
+
+
+def allocate(M: int, N: int, K: int, seed: int):
+    """Random A, B, C and their base addresses (`layout`)."""
+    return make_inputs(M, N, K, seed), layout(M, N, K)
 
 
 def run_cta(spec, p, gpu, grid, block, bidx, weight, sampler, arrays, bases, problem, cta_id):
@@ -112,13 +116,17 @@ def run_cta(spec, p, gpu, grid, block, bidx, weight, sampler, arrays, bases, pro
 def simulate(kernel: str | KernelSpec, M: int, N: int | None = None, K: int | None = None, *,
              arch: str | GPU = "h200", params: dict | None = None, mode: str = "auto",
              alpha: float = 1.0, beta: float = 0.5, seed: int = 0, keep_trace: bool = False,
-             progress=None) -> SimResult:
+             progress=None, frontend: str = "python") -> SimResult:
     """Simulate `kernel` on an M x N x K SGEMM and return its counters (ncu names).
 
     mode: "full" (every CTA and iteration, and C checked against numpy),
     "sampled" (exact totals from CTA classes and loop residues), or "auto"
     (full for small launches, sampled otherwise). `progress(done, total)` is
     called after each simulated CTA.
+
+    frontend: "python" runs the kernel's Python version; "sass" runs the compiled twin's SASS
+    (`gpusim.sass`: committed under traces/static/, cached, or compiled now), whose instruction
+    stream is what the hardware executes.
     """
     t0 = time.perf_counter()
     spec = get_kernel(kernel)
@@ -140,25 +148,49 @@ def simulate(kernel: str | KernelSpec, M: int, N: int | None = None, K: int | No
         raise KernelConfigError(f"mode must be 'full', 'sampled' or 'auto', got {mode!r}")
     sampled = mode == "sampled"
     sampler = Sampler(sampled)
+    if frontend not in ("python", "sass"):
+        raise KernelConfigError(f"frontend must be 'python' or 'sass', got {frontend!r}")
 
-    (A, B, C), bases = allocate(M, N, K, seed)
-    C0 = C.copy()
+    if frontend == "sass" and sampled:     # addresses only: nothing of the matrices' size is allocated
+        bases = layout(M, N, K)
+        A = B = C = C0 = None
+    else:
+        (A, B, C), bases = allocate(M, N, K, seed)
+        C0 = C.copy()
 
     px, py = spec.grid_period(M, N, K, **p)
     ctas = [((x, y, z), wx * wy * wz)
             for (x, wx), (y, wy), (z, wz) in itertools.product(
                 _classes(grid[0], px, sampled), _classes(grid[1], py, sampled), [(i, 1) for i in range(grid[2])])]
 
-    traces, smem = [], 0
-    for n_done, (bidx, w) in enumerate(ctas):
-        t, smem = run_cta(spec, p, gpu, grid, block, bidx, w, sampler, (A, B, C), bases,
-                          (M, N, K, alpha, beta), n_done)
-        traces.append(t)
-        if progress:
-            progress(n_done + 1, len(ctas))
+    traces, smem, notes = [], 0, []
+    if frontend == "sass":
+        from gpusim.sass import frontend as sass_fe
+        prog, comp = sass_fe.program(spec.name, tuple(sorted(p.items())))
+        sizes = {"A": M * K * 4, "B": K * N * 4, "C": M * N * 4}
+        mem = sass_fe.memory(sizes if sampled else {"A": A, "B": B, "C": C}, bases)
+        smem = prog.shared_bytes
+        for n_done, (bidx, w) in enumerate(ctas):
+            t, cta_notes = sass_fe.run_cta(prog, grid, block, bidx, w, mem, (M, N, K, alpha, beta), bases,
+                                           n_done, sample_loops=sampled)
+            traces.append(t)
+            notes += [n for n in cta_notes if n not in notes]
+            if progress:
+                progress(n_done + 1, len(ctas))
+        notes.insert(0, f"instruction stream: the SASS of {comp.source} (nvcc {comp.nvcc})")
+    else:
+        for n_done, (bidx, w) in enumerate(ctas):
+            t, smem = run_cta(spec, p, gpu, grid, block, bidx, w, sampler, (A, B, C), bases,
+                              (M, N, K, alpha, beta), n_done)
+            traces.append(t)
+            if progress:
+                progress(n_done + 1, len(ctas))
     trace = Trace.concat(traces)
 
-    ptx, reg_src = ptxas_info(spec.name, p)
+    if frontend == "sass":
+        ptx, reg_src = comp.ptxas, comp.source
+    else:
+        ptx, reg_src = ptxas_info(spec.name, p)
     regs = ptx.get("registers") if ptx else None
     occ = occupancy(gpu, threads, regs, smem, spec.name)
     n_ctas = grid[0] * grid[1] * grid[2]
@@ -177,7 +209,6 @@ def simulate(kernel: str | KernelSpec, M: int, N: int | None = None, K: int | No
         "launch__waves_per_multiprocessor": occ.waves(n_ctas, gpu.sm_count),
     })
     err = None
-    notes = []
     if regs is None:
         notes.append("registers per thread unknown (no ptxas record for these parameters and no nvcc): "
                      "the register limit on occupancy is left out")

@@ -28,6 +28,7 @@ ROW_DTYPE = np.dtype([
     ("mem", np.int32),                       # row in addr, -1 for non-memory
     ("sectors", np.int16), ("lines", np.int16),
     ("wavefronts", np.int16), ("ideal_wavefronts", np.int16),
+    ("pc", np.int32),                        # SASS byte offset of the instruction, -1 where unknown
 ])
 TRACE_SCHEMA = "gpusim.trace/1"
 _BIT = (np.uint64(1) << np.arange(32, dtype=np.uint64))
@@ -102,6 +103,7 @@ def trace_from_ctx(k, cta: int) -> Trace:
     rows["mask"] = bits[ii, ww]
     rows["weight"] = np.asarray(k.r_weight, np.int64)[ii]
     rows["seq"] = ii
+    rows["pc"] = -1
     src = np.full((n, 3), -1, np.int32)
     for i, s in enumerate(k.r_src):
         if s:
@@ -120,11 +122,11 @@ def trace_from_ctx(k, cta: int) -> Trace:
     slot[mem_ids] = np.arange(len(mem_ids))
     addr = full.reshape(len(mem_ids), W, 32)[slot[ii[is_mem_row]], ww[is_mem_row]]
     rows["mem"][is_mem_row] = np.arange(addr.shape[0])
-    _cost(rows, addr)
+    cost_rows(rows, addr)
     return Trace(rows, addr, list(TABLE.ids))
 
 
-def _cost(rows: np.ndarray, addr: np.ndarray):
+def cost_rows(rows: np.ndarray, addr: np.ndarray):
     """Fill sectors/lines (global) and wavefronts/ideal (shared) of memory rows."""
     space, _, nbytes, _, _ = TABLE.arrays()
     m = rows["mem"] >= 0

@@ -1,0 +1,181 @@
+"""The SASS of a CUDA twin for a parameter set: committed, cached, or compiled now.
+
+Where it comes from, in order:
+  1. `traces/static/<tag>.sass` + `.json`, committed for the defaults and the recorded variants
+     (so CI and a user without a compiler get them);
+  2. the user cache (`$GPUSIM_CACHE_DIR`, else `$XDG_CACHE_HOME/gpusim`, else `~/.cache/gpusim`),
+     keyed by a hash of the source, the parameters, the flags and the compiler version;
+  3. nvcc + cuobjdump, found on the PATH or in the PyPI wheels (`pip install gpusim[cuda]`:
+     nvidia-cuda-nvcc 13.0.88 with nvidia-cuda-cuobjdump), whose result goes into the cache.
+With none of these the caller gets a `CompilerMissing` error that says which step failed.
+"""
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from gpusim.errors import GpusimError, KernelConfigError
+
+REPO = Path(__file__).resolve().parents[2]
+STATIC_DIR = REPO / "traces" / "static"
+CUDA_DIR = REPO / "kernels_cuda"
+NVCC_FLAGS = ["-arch=sm_90", "-O3", "-cubin", "-Xptxas", "-v"]
+RECORDED_NVCC = "13.0.88"          # the compiler of the committed records and the H200 runs
+
+
+class CompilerMissing(GpusimError):
+    """No committed SASS for the parameters and no nvcc / cuobjdump to make it."""
+
+
+@dataclass
+class Compiled:
+    kernel: str
+    params: dict
+    sass: str               # cuobjdump -sass of the function
+    ptxas: dict             # registers, shared_bytes, spill_stores, spill_loads, stack_bytes
+    source: str             # where it came from: "traces/static/<tag>", "cache", "nvcc"
+    nvcc: str
+
+
+def find_tool(tool: str) -> str | None:
+    """A CUDA tool on the PATH, or inside the nvidia-* PyPI wheels (site-packages/nvidia/cu13/bin)."""
+    p = shutil.which(tool)
+    if p:
+        return p
+    spec = importlib.util.find_spec("nvidia")
+    if spec is not None and spec.submodule_search_locations:
+        for root in spec.submodule_search_locations:
+            for sub in ("cu13", "cu12", "cuda_nvcc", "cuda_cuobjdump"):
+                cand = Path(root) / sub / "bin" / tool
+                if cand.is_file() and os.access(cand, os.X_OK):
+                    return str(cand)
+    return None
+
+
+def cache_dir() -> Path:
+    d = os.environ.get("GPUSIM_CACHE_DIR")
+    if d:
+        return Path(d)
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "gpusim"
+
+
+_PTXAS_RE = {
+    "registers": re.compile(r"Used (\d+) registers"),
+    "shared_bytes": re.compile(r"(\d+) bytes smem"),
+    "spill_stores": re.compile(r"(\d+) bytes spill stores"),
+    "spill_loads": re.compile(r"(\d+) bytes spill loads"),
+    "stack_bytes": re.compile(r"(\d+) bytes stack frame"),
+}
+
+
+def parse_ptxas(text: str) -> dict:
+    out = {}
+    for key, rx in _PTXAS_RE.items():
+        m = rx.search(text)
+        out[key] = int(m.group(1)) if m else 0
+    return out
+
+
+def function_sass(text: str, func: str) -> str:
+    """The part of a cuobjdump -sass listing that belongs to one function."""
+    lines = text.splitlines()
+    start = next((i for i, ln in enumerate(lines) if re.match(rf"\s*Function : {re.escape(func)}\s*$", ln)), None)
+    if start is None:
+        raise GpusimError(f"function {func} not in the SASS listing")
+    end = len(lines)
+    for j in range(start + 1, len(lines)):
+        if re.match(r"\s*Function : ", lines[j]) or lines[j].strip().startswith(".........."):
+            end = j + 1 if lines[j].strip().startswith("..........") else j
+            break
+    return "\n".join(lines[start:end]) + "\n"
+
+
+def nvcc_version(nvcc: str) -> str:
+    out = subprocess.run([nvcc, "--version"], capture_output=True, text=True, check=True).stdout
+    m = re.search(r"release [\d.]+, V([\d.]+)", out)
+    return m.group(1) if m else out.strip().splitlines()[-1]
+
+
+def tag(kernel: str, params: dict, defaults: dict) -> str:
+    over = {k: v for k, v in params.items() if defaults.get(k) != v}
+    return kernel + ("__" + "_".join(f"{k}{v}" for k, v in over.items()) if over else "")
+
+
+def committed(kernel: str, params: dict) -> Compiled | None:
+    """The committed record of exactly these parameters, if there is one."""
+    if not STATIC_DIR.is_dir():
+        return None
+    for f in sorted(STATIC_DIR.glob(f"{kernel}*.json")):
+        try:
+            rec = json.loads(f.read_text())
+        except (OSError, json.JSONDecodeError):
+            continue
+        if rec.get("kernel") == kernel and rec.get("params") == params:
+            sass = f.with_suffix(".sass")
+            if not sass.is_file():
+                return None
+            return Compiled(kernel, params, sass.read_text(), rec.get("ptxas") or {},
+                            f"traces/static/{f.stem}", rec.get("nvcc_version", ""))
+    return None
+
+
+def _key(src: Path, params: dict, nvcc_ver: str) -> str:
+    h = hashlib.sha256()
+    h.update(src.read_bytes())
+    h.update(json.dumps(sorted(params.items())).encode())
+    h.update(" ".join(NVCC_FLAGS).encode())
+    h.update(nvcc_ver.encode())
+    return h.hexdigest()[:20]
+
+
+def compile_twin(kernel: str, params: dict, source: Path | None = None) -> Compiled:
+    """Compile kernels_cuda/<kernel>.cu with -DP_<K>=<V> (or read the cache). Raises
+    CompilerMissing without nvcc / cuobjdump, KernelConfigError when the twin does not compile
+    for these parameters (a static_assert, say)."""
+    src = source or CUDA_DIR / f"{kernel}.cu"
+    if not src.is_file():
+        raise CompilerMissing(f"{kernel}: no CUDA twin at {src.name}, so there is no SASS to run")
+    nvcc, cuobjdump = find_tool("nvcc"), find_tool("cuobjdump")
+    if nvcc is None or cuobjdump is None:
+        missing = " and ".join(t for t, p in (("nvcc", nvcc), ("cuobjdump", cuobjdump)) if p is None)
+        raise CompilerMissing(
+            f"{kernel} {params}: no committed SASS for these parameters and no {missing} to compile "
+            "the twin; install the pinned compiler with `pip install 'gpusim[cuda]'`")
+    ver = nvcc_version(nvcc)
+    key = _key(src, params, ver)
+    cdir = cache_dir() / "sass" / f"{kernel}-{key}"
+    if (cdir / "k.sass").is_file() and (cdir / "k.json").is_file():
+        meta = json.loads((cdir / "k.json").read_text())
+        return Compiled(kernel, params, (cdir / "k.sass").read_text(), meta["ptxas"], "cache", ver)
+    with tempfile.TemporaryDirectory() as d:
+        cubin = Path(d) / "k.cubin"
+        args = [nvcc, *NVCC_FLAGS, *[f"-DP_{k}={v}" for k, v in params.items()], "-o", str(cubin), str(src)]
+        res = subprocess.run(args, capture_output=True, text=True)
+        text = res.stdout + res.stderr
+        if res.returncode != 0:
+            first = next((ln for ln in text.splitlines() if "error" in ln), text.strip()[:200])
+            raise KernelConfigError(f"{kernel} {params}: the CUDA twin does not compile: {first.strip()}")
+        ptxas = parse_ptxas(text)
+        listing = subprocess.run([cuobjdump, "-sass", str(cubin)], capture_output=True, text=True, check=True).stdout
+    sass = function_sass(listing, kernel)
+    cdir.mkdir(parents=True, exist_ok=True)
+    tmp = cdir / "k.sass.tmp"
+    tmp.write_text(sass)
+    (cdir / "k.json").write_text(json.dumps({"kernel": kernel, "params": params, "ptxas": ptxas,
+                                             "nvcc": ver, "flags": NVCC_FLAGS}) + "\n")
+    tmp.replace(cdir / "k.sass")
+    return Compiled(kernel, params, sass, ptxas, "nvcc", ver)
+
+
+def kernel_sass(kernel: str, params: dict) -> Compiled:
+    """The SASS and ptxas facts of the twin at these parameters: committed, cached or compiled."""
+    return committed(kernel, params) or compile_twin(kernel, params)
