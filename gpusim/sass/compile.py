@@ -6,7 +6,8 @@ Where it comes from, in order:
   2. the user cache (`$GPUSIM_CACHE_DIR`, else `$XDG_CACHE_HOME/gpusim`, else `~/.cache/gpusim`),
      keyed by a hash of the source, the parameters, the flags and the compiler version;
   3. nvcc + cuobjdump, found on the PATH or in the PyPI wheels (`pip install gpusim[cuda]`:
-     nvidia-cuda-nvcc 13.0.88 with nvidia-cuda-cuobjdump), whose result goes into the cache.
+     nvidia-cuda-nvcc 13.0.88 with nvidia-cuda-cuobjdump and nvidia-cuda-nvdisasm), whose result
+     goes into the cache.
 With none of these the caller gets a `CompilerMissing` error that says which step failed.
 """
 from __future__ import annotations
@@ -144,9 +145,10 @@ def compile_twin(kernel: str, params: dict, source: Path | None = None) -> Compi
     src = source or CUDA_DIR / f"{kernel}.cu"
     if not src.is_file():
         raise CompilerMissing(f"{kernel}: no CUDA twin at {src.name}, so there is no SASS to run")
-    nvcc, cuobjdump = find_tool("nvcc"), find_tool("cuobjdump")
-    if nvcc is None or cuobjdump is None:
-        missing = " and ".join(t for t, p in (("nvcc", nvcc), ("cuobjdump", cuobjdump)) if p is None)
+    nvcc, cuobjdump, nvdisasm = find_tool("nvcc"), find_tool("cuobjdump"), find_tool("nvdisasm")
+    if nvcc is None or cuobjdump is None or nvdisasm is None:
+        missing = " and ".join(t for t, p in (("nvcc", nvcc), ("cuobjdump", cuobjdump), ("nvdisasm", nvdisasm))
+                               if p is None)
         raise CompilerMissing(
             f"{kernel} {params}: no committed SASS for these parameters and no {missing} to compile "
             "the twin; install the pinned compiler with `pip install 'gpusim[cuda]'`")
@@ -165,7 +167,12 @@ def compile_twin(kernel: str, params: dict, source: Path | None = None) -> Compi
             first = next((ln for ln in text.splitlines() if "error" in ln), text.strip()[:200])
             raise KernelConfigError(f"{kernel} {params}: the CUDA twin does not compile: {first.strip()}")
         ptxas = parse_ptxas(text)
-        listing = subprocess.run([cuobjdump, "-sass", str(cubin)], capture_output=True, text=True, check=True).stdout
+        # cuobjdump runs nvdisasm for -sass; the wheels keep it beside cuobjdump, not on the PATH
+        env = dict(os.environ, NVDISASM_PATH=str(Path(nvdisasm).parent))
+        dis = subprocess.run([cuobjdump, "-sass", str(cubin)], capture_output=True, text=True, env=env)
+        if dis.returncode != 0:
+            raise CompilerMissing(f"{kernel}: cuobjdump -sass failed: {dis.stderr.strip()[:300]}")
+        listing = dis.stdout
     sass = function_sass(listing, kernel)
     cdir.mkdir(parents=True, exist_ok=True)
     tmp = cdir / "k.sass.tmp"

@@ -210,6 +210,8 @@ class _Group:
 
 @dataclass
 class _Loop:
+    header: int
+    bra_pc: int
     arrivals: list = field(default_factory=list)    # record index at each taken back-edge
     sigs: list = field(default_factory=list)        # signature of each iteration (between arrivals)
     snaps: list = field(default_factory=list)       # register state at the last 3 arrivals
@@ -390,7 +392,7 @@ class CtaRun:
         loop = self.loops.get(back)
         if taken_all and len(self.groups) == 1:
             if loop is None:
-                loop = self.loops[back] = _Loop()
+                loop = self.loops[back] = _Loop(back, ins.pc)
             self._arrive(loop, back, ins.pc)
         elif loop is not None:
             if not on.any():          # the loop is left
@@ -420,6 +422,9 @@ class CtaRun:
             return
         if len(loop.snaps) < 3:
             return
+        if any(o is not loop and not o.done and o.header < header and bra_pc < o.bra_pc
+               for o in self.loops.values()):
+            return       # an enclosing loop may still be sampled: its iterations must stay alike
         delta = self._affine_delta(loop.snaps)
         if delta is None:
             return
