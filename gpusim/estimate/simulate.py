@@ -53,11 +53,12 @@ class SimResult:
     max_rel_error: float | None = None       # full mode: ||C - ref|| / ||ref||
     trace: Trace | None = None
     notes: list = field(default_factory=list)
+    frontend: str = "python"                 # "sass": the compiled twin's instruction stream; "python": the source's
 
     def to_json(self) -> dict:
         return {"kernel": self.kernel, "arch": self.arch, "M": self.M, "N": self.N, "K": self.K,
                 "params": self.params, "grid": list(self.grid), "block": list(self.block),
-                "mode": self.mode, "metrics": self.metrics,
+                "mode": self.mode, "frontend": self.frontend, "metrics": self.metrics,
                 "inst_executed_per_opcode": self.inst_executed_per_opcode,
                 "time_ms": None, "cycles": None, "stalls": None}
 
@@ -116,7 +117,7 @@ def run_cta(spec, p, gpu, grid, block, bidx, weight, sampler, arrays, bases, pro
 def simulate(kernel: str | KernelSpec, M: int, N: int | None = None, K: int | None = None, *,
              arch: str | GPU = "h200", params: dict | None = None, mode: str = "auto",
              alpha: float = 1.0, beta: float = 0.5, seed: int = 0, keep_trace: bool = False,
-             progress=None, frontend: str = "python") -> SimResult:
+             progress=None, frontend: str = "auto") -> SimResult:
     """Simulate `kernel` on an M x N x K SGEMM and return its counters (ncu names).
 
     mode: "full" (every CTA and iteration, and C checked against numpy),
@@ -124,9 +125,10 @@ def simulate(kernel: str | KernelSpec, M: int, N: int | None = None, K: int | No
     (full for small launches, sampled otherwise). `progress(done, total)` is
     called after each simulated CTA.
 
-    frontend: "python" runs the kernel's Python version; "sass" runs the compiled twin's SASS
-    (`gpusim.sass`: committed under traces/static/, cached, or compiled now), whose instruction
-    stream is what the hardware executes.
+    frontend: "sass" runs the compiled twin's SASS (`gpusim.sass`: committed under traces/static/,
+    cached, or compiled now), whose instruction stream is what the hardware executes; "python"
+    runs the kernel's Python version and counts what its source does; "auto" (default): the SASS
+    where it can be had, else the Python version with a note saying so.
     """
     t0 = time.perf_counter()
     spec = get_kernel(kernel)
@@ -148,8 +150,20 @@ def simulate(kernel: str | KernelSpec, M: int, N: int | None = None, K: int | No
         raise KernelConfigError(f"mode must be 'full', 'sampled' or 'auto', got {mode!r}")
     sampled = mode == "sampled"
     sampler = Sampler(sampled)
-    if frontend not in ("python", "sass"):
-        raise KernelConfigError(f"frontend must be 'python' or 'sass', got {frontend!r}")
+    if frontend not in ("auto", "python", "sass"):
+        raise KernelConfigError(f"frontend must be 'auto', 'sass' or 'python', got {frontend!r}")
+    notes = []
+    if frontend != "python":
+        from gpusim.sass import frontend as sass_fe
+        from gpusim.sass.compile import CompilerMissing
+        try:
+            prog, comp = sass_fe.program(spec.name, tuple(sorted(p.items())))
+            frontend = "sass"
+        except CompilerMissing as e:
+            if frontend == "sass":
+                raise
+            frontend = "python"
+            notes.append(f"instruction stream: the Python kernel's own (no SASS: {e})")
 
     if frontend == "sass" and sampled:     # addresses only: nothing of the matrices' size is allocated
         bases = layout(M, N, K)
@@ -163,10 +177,8 @@ def simulate(kernel: str | KernelSpec, M: int, N: int | None = None, K: int | No
             for (x, wx), (y, wy), (z, wz) in itertools.product(
                 _classes(grid[0], px, sampled), _classes(grid[1], py, sampled), [(i, 1) for i in range(grid[2])])]
 
-    traces, smem, notes = [], 0, []
+    traces, smem = [], 0
     if frontend == "sass":
-        from gpusim.sass import frontend as sass_fe
-        prog, comp = sass_fe.program(spec.name, tuple(sorted(p.items())))
         sizes = {"A": M * K * 4, "B": K * N * 4, "C": M * N * 4}
         mem = sass_fe.memory(sizes if sampled else {"A": A, "B": B, "C": C}, bases)
         smem = prog.shared_bytes
@@ -218,4 +230,5 @@ def simulate(kernel: str | KernelSpec, M: int, N: int | None = None, K: int | No
             A.reshape(M, K).astype(np.float64) @ B.reshape(K, N)
         err = float(np.linalg.norm(C.reshape(M, N) - ref) / np.linalg.norm(ref))
     return SimResult(spec.name, gpu.name, M, N, K, p, grid, block, mode, metrics, per_op, occ, reg_src,
-                     len(ctas), time.perf_counter() - t0, bases, err, trace if keep_trace else None, notes)
+                     len(ctas), time.perf_counter() - t0, bases, err, trace if keep_trace else None, notes,
+                     frontend)

@@ -186,3 +186,23 @@ def compile_twin(kernel: str, params: dict, source: Path | None = None) -> Compi
 def kernel_sass(kernel: str, params: dict) -> Compiled:
     """The SASS and ptxas facts of the twin at these parameters: committed, cached or compiled."""
     return committed(kernel, params) or compile_twin(kernel, params)
+
+
+def write_static(kernel: str, params: dict, defaults: dict, out_dir: Path = STATIC_DIR) -> Path:
+    """Compile the twin now and commit-ready: out_dir/<tag>.sass and .json (ptxas facts, compiler,
+    command, date, static opcode histogram), the form `committed` reads."""
+    import datetime as _dt
+    from collections import Counter
+    from gpusim.sass.listing import parse_listing
+    comp = compile_twin(kernel, params)
+    name = tag(kernel, params, defaults)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    hist = Counter(i.opcode for i in parse_listing(comp.sass, kernel))
+    rec = {"schema": "gpusim.static/2", "kernel": kernel, "params": params, "nvcc_version": comp.nvcc,
+           "command": " ".join(["nvcc", *NVCC_FLAGS, *[f"-DP_{k}={v}" for k, v in params.items()],
+                                "-o", f"{name}.cubin", f"kernels_cuda/{kernel}.cu"]) + f"; cuobjdump -sass {name}.cubin",
+           "date": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d"), "ptxas": comp.ptxas,
+           "sass_opcode_histogram": dict(sorted(hist.items(), key=lambda kv: (-kv[1], kv[0])))}
+    (out_dir / f"{name}.json").write_text(json.dumps(rec, indent=1) + "\n")
+    (out_dir / f"{name}.sass").write_text(comp.sass)
+    return out_dir / f"{name}.json"

@@ -1,0 +1,83 @@
+"""Running a kernel's SASS: values against numpy and the Python kernel, sampled against full runs,
+and the memory checks."""
+import numpy as np
+import pytest
+
+import gpusim
+from gpusim.estimate.simulate import allocate
+from gpusim.kernel import LADDER
+from gpusim.sass import frontend as F
+from gpusim.sass.cta import SassMemoryError
+
+# small launches every kernel takes (tile multiples), and one ragged shape for the bounds-checked ones
+SMALL = {"naive": (96, 64, 40), "coalesced": (64, 96, 40), "smemtile": (64, 64, 96), "regtile1d": (128, 128, 64),
+         "regtile2d": (256, 256, 32), "vectorized": (256, 256, 32), "tiled32": (64, 64, 96),
+         "regblock": (256, 128, 32)}
+RAGGED = {"naive": (37, 45, 23), "coalesced": (45, 37, 19)}
+
+
+def _global_accesses(trace, bases, store):
+    """{(array, element)} touched by the trace's global loads (store=False) or stores."""
+    from gpusim.kernel.opcodes import TABLE, SPACE_GLOBAL
+    space, is_store, _, _, _ = TABLE.arrays()
+    rows = trace.rows
+    op = rows["op"].astype(np.int64)
+    sel = (space[op] == SPACE_GLOBAL) & (is_store[op] == store) & (rows["mem"] >= 0) & (rows["mask"] != 0)
+    a = trace.addr[rows["mem"][sel]].ravel()
+    a = a[a >= 0]
+    out = set()
+    for name, b in bases.items():
+        e = a[(a >= b) & (a < b + (1 << 40))]
+        out |= {(name, int(x)) for x in np.unique((e - b) // 4)}
+    return out
+
+
+@pytest.mark.parametrize("kernel", list(LADDER) + [f"{k}-ragged" for k in RAGGED])
+def test_values_and_addresses_match_the_python_kernel(kernel):
+    """Full mode: the compiled kernel's C equals numpy's, and the Python kernel touches the same
+    elements of A, B and C (loads and stores) as the SASS does."""
+    name, ragged = kernel.split("-")[0], kernel.endswith("ragged")
+    M, N, K = (RAGGED if ragged else SMALL)[name]
+    s = gpusim.simulate(name, M, N, K, mode="full", keep_trace=True, frontend="sass")
+    p = gpusim.simulate(name, M, N, K, mode="full", keep_trace=True, frontend="python")
+    assert s.max_rel_error < 1e-5
+    assert p.max_rel_error < 1e-5
+    for store in (False, True):
+        assert _global_accesses(s.trace, s.bases, store) == _global_accesses(p.trace, p.bases, store)
+
+
+@pytest.mark.parametrize("kernel", LADDER)
+def test_sampled_counts_equal_full_enumeration(kernel):
+    """Loop sampling (whole iterations standing for skipped ones) and CTA classes: every count of
+    a sampled run equals the run of every CTA and every trip, at a size where loops are sampled."""
+    M, N, K = SMALL[kernel]
+    K = K * 8
+    M, N = 2 * M, 2 * N
+    full = gpusim.simulate(kernel, M, N, K, mode="full", frontend="sass")
+    samp = gpusim.simulate(kernel, M, N, K, mode="sampled", frontend="sass")
+    assert samp.ctas_simulated < full.ctas_simulated
+    assert samp.inst_executed_per_opcode == full.inst_executed_per_opcode
+    assert samp.metrics == full.metrics
+
+
+def test_loop_sampling_skips_trips():
+    """A sampled CTA records far fewer instructions than it executes (the K loop's iterations stand
+    for each other) and its weights add up to the full count."""
+    M = N = K = 1024
+    prog, _ = F.program("regtile2d", tuple(sorted(gpusim.kernel.get_kernel("regtile2d").params.items())))
+    bases = gpusim.estimate.simulate.layout(M, N, K)
+    mem = F.memory({"A": M * K * 4, "B": K * N * 4, "C": M * N * 4}, bases)
+    full, _ = F.run_cta(prog, (8, 8, 1), (256, 1, 1), (1, 2, 0), 1, mem, (M, N, K, 1.0, 0.5), bases, 0, False)
+    samp, _ = F.run_cta(prog, (8, 8, 1), (256, 1, 1), (1, 2, 0), 1, mem, (M, N, K, 1.0, 0.5), bases, 0, True)
+    assert len(samp) < len(full) / 5
+    assert int(samp.rows["weight"].sum()) == len(full)
+
+
+def test_out_of_bounds_access_is_an_error():
+    """A buffer smaller than the kernel reads: the emulator names the instruction and the address."""
+    M = N = K = 256
+    prog, _ = F.program("regtile2d", tuple(sorted(gpusim.kernel.get_kernel("regtile2d").params.items())))
+    (A, B, C), bases = allocate(M, N, K, 0)
+    mem = F.memory({"A": A[: M * K // 2], "B": B, "C": C}, bases)
+    with pytest.raises(SassMemoryError, match="LDG.*outside every buffer"):
+        F.run_cta(prog, (2, 2, 1), (256, 1, 1), (0, 1, 0), 1, mem, (M, N, K, 1.0, 0.5), bases, 0, False)
