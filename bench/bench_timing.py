@@ -48,6 +48,9 @@ def stalls_of(d):
     return {stall_name(k): v for k, v in d.items() if stall_name(k)}
 
 
+SIM_KW: dict = {}         # gpusim.simulate's switches (--frontend)
+
+
 def variant_cases(kernels, sizes):
     """{(label, size): (kernel, params, record path)} of the recorded variants of these kernels, the
     label being the record's name without its size (e.g. regtile2d-BN64TM4)."""
@@ -69,7 +72,7 @@ def shapes(kernels, **kw):
     by_shape, errs = {}, []
     for r in recs:
         shape = f"{r['M']}x{r['N']}x{r['K']}"
-        p = predict(gpusim.simulate(r["kernel"], M=r["M"], N=r["N"], K=r["K"], keep_trace=True), **kw)
+        p = predict(gpusim.simulate(r["kernel"], M=r["M"], N=r["N"], K=r["K"], keep_trace=True, **SIM_KW), **kw)
         e = 100 * (p.time_ms / r["time_ms_median"] - 1)
         errs.append(e)
         by_shape.setdefault(shape, ({}, {}))
@@ -103,7 +106,11 @@ def main():
                     help="the held-out tile-parameter variants (traces/hw/h200/variants/) instead of the ladder")
     ap.add_argument("--shapes", action="store_true",
                     help="the held-out non-square shapes (traces/hw/h200/shapes/) instead of the ladder")
+    ap.add_argument("--frontend", default="auto", choices=("auto", "sass", "python"),
+                    help="the instruction stream: the compiled twin's SASS (auto, sass) or the Python kernel's "
+                         "own (python: the hand-written issue order and SASS tables)")
     a = ap.parse_args()
+    SIM_KW["frontend"] = a.frontend
     kw = {"full": a.full, "scoreboards": a.scoreboards, "read_barriers": not a.no_read_barriers,
           "l2_pending": not a.no_l2_pending, "dram_rows": a.dram_rows}
     if a.windows:
@@ -126,7 +133,7 @@ def main():
     for (label, n), (k, params, path) in cases.items():
         rec = json.loads(path.read_text())
         t0 = time.perf_counter()
-        p = predict(gpusim.simulate(k, n, params=params, keep_trace=True), schedule=a.schedule,   # (1024: A, B, C stay in the L2)
+        p = predict(gpusim.simulate(k, n, params=params, keep_trace=True, **SIM_KW), schedule=a.schedule,   # (1024: A, B, C stay in the L2)
                     **kw)
         wall = time.perf_counter() - t0
         if n == 4096:
@@ -161,7 +168,7 @@ def main():
     # engine speed: regtile2d's first round at 4096 (2 CTAs) over 64 trips, as gpusim run gives it to the
     # engine (the cache model's levels, ptxas's stall counts and barriers)
     from gpusim.timing.kernel_time import lowered_round
-    r = gpusim.simulate("regtile2d", 4096, keep_trace=True)
+    r = gpusim.simulate("regtile2d", 4096, keep_trace=True, **SIM_KW)
     arch = gpusim.get_arch("h200")
     lw = lowered_round(r, predict(r), 64)
     run_lowered(lw, arch)

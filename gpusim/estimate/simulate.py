@@ -104,6 +104,19 @@ def allocate(M: int, N: int, K: int, seed: int):
     return make_inputs(M, N, K, seed), layout(M, N, K)
 
 
+def _use_listing(kernel, p, comp, traces, size):
+    """Hand the timing stage the SASS that ran, with each instruction's executed count (warp-level)."""
+    from gpusim.timing.control_codes import use_listing
+    counts: dict = {}
+    for t in traces:
+        pcs = t.rows["pc"].astype(np.int64)
+        c = np.bincount(pcs // 16, weights=t.rows["weight"].astype(np.float64))
+        for i in np.flatnonzero(c):
+            counts[16 * int(i)] = counts.get(16 * int(i), 0.0) + float(c[i])
+    from gpusim.sass.compile import describe
+    use_listing(kernel, p, comp.sass, describe(comp), counts, size)
+
+
 def run_cta(spec, p, gpu, grid, block, bidx, weight, sampler, arrays, bases, problem, cta_id):
     """Run one CTA of the kernel; returns its per-warp trace and its static shared bytes."""
     M, N, K, alpha, beta = problem
@@ -189,7 +202,9 @@ def simulate(kernel: str | KernelSpec, M: int, N: int | None = None, K: int | No
             notes += [n for n in cta_notes if n not in notes]
             if progress:
                 progress(n_done + 1, len(ctas))
-        notes.insert(0, f"instruction stream: the SASS of {comp.source} (nvcc {comp.nvcc})")
+        from gpusim.sass.compile import describe
+        notes.insert(0, f"instruction stream: the SASS of {describe(comp)}")
+        _use_listing(spec.name, p, comp, traces, (M, N, K))
     else:
         for n_done, (bidx, w) in enumerate(ctas):
             t, smem = run_cta(spec, p, gpu, grid, block, bidx, w, sampler, (A, B, C), bases,

@@ -22,10 +22,10 @@ SCHEMA = "gpusim.hw.pcsamp/1"
 
 
 def sass_text(cubin: Path, kernel: str) -> dict:
-    """PC offset -> SASS instruction text of the kernel's function (kernels_cuda/build.py's parser)."""
-    from gpusim.hw.twins import build_module
-    b = build_module()
-    return {f"0x{i.off:04x}": i.text for i in b.parse_sass(b.function_sass(b.sass_text(cubin), kernel))}
+    """PC offset -> SASS instruction text of the kernel's function."""
+    from gpusim.sass import compile as C
+    from gpusim.sass.listing import parse_listing
+    return {f"0x{i.pc:04x}": i.text for i in parse_listing(C.function_sass(C.sass_text(cubin), kernel), kernel)}
 
 
 def samples_per_pc(rep: str, ncu: str) -> tuple[str, dict, dict]:

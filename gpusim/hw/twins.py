@@ -1,95 +1,61 @@
 """The CUDA twins as the runner sees them: parameters, launch shape, build (no GPU needed).
 
-Launch shapes and parameter defaults come from the Python kernel's KernelSpec
-when kernels_py/<name>.py exists; otherwise from kernels_cuda/build.py's
-table (`launch_shape`), which the twins' own header comments also state.
-Every twin is built with build.py's `build_cubin`, i.e. exactly its
-NVCC_FLAGS plus -DP_<PARAM>=<value>, so all records share one build recipe.
+A twin is kernels_cuda/<name>.cu beside a Python kernel kernels_py/<name>.py, whose KernelSpec
+declares its parameters, their defaults and its launch shape (the one place they are declared).
+Every twin is built with gpusim.sass.compile's flags plus -DP_<PARAM>=<value>, so all records
+share one build recipe.
 """
 from __future__ import annotations
 
-import functools
-import importlib.util
 from pathlib import Path
 
-from gpusim.errors import KernelConfigError, UnknownKernel
+from gpusim.errors import UnknownKernel
+from gpusim.sass import compile as _compile
 
 REPO = Path(__file__).resolve().parents[2]
-BUILD_PY = REPO / "kernels_cuda" / "build.py"
-
-# kernels computing C = A*B (alpha and beta ignored), per their twins' headers
-AB_ONLY = frozenset({"tiled32", "regblock"})
 
 
-@functools.lru_cache(maxsize=1)
 def build_module():
-    """kernels_cuda/build.py as a module (stdlib only)."""
-    if not BUILD_PY.exists():
-        raise KernelConfigError(f"{BUILD_PY.relative_to(REPO)} is missing: cannot build the CUDA twins")
-    spec = importlib.util.spec_from_file_location("gpusim_twin_build", BUILD_PY)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    """The build recipe (gpusim.sass.compile: NVCC_FLAGS, build_cubin, nvcc_args, parse_ptxas, sass_text)."""
+    return _compile
 
 
 def _spec(name: str):
-    """The KernelSpec of kernels_py/<name>.py, or None where that module does not exist."""
-    try:
-        from gpusim.kernel.spec import get_kernel
-        return get_kernel(name)
-    except UnknownKernel:
-        return None
+    from gpusim.kernel.spec import get_kernel
+    return get_kernel(name)
 
 
 def twin_names() -> list[str]:
-    return list(build_module().KERNELS)
+    """Kernels with both a Python version and a CUDA twin, in the kernel list's order."""
+    from gpusim.kernel.spec import list_kernels
+    return [n for n in list_kernels() if (REPO / "kernels_cuda" / f"{n}.cu").is_file()]
 
 
 def default_params(name: str) -> dict:
-    spec = _spec(name)
-    if spec is not None:
-        return dict(spec.params)
-    table = build_module().KERNELS
-    if name not in table:
-        raise UnknownKernel(f"unknown kernel {name!r}; CUDA twins: {', '.join(table)}")
-    return dict(table[name]["params"])
+    return dict(_spec(name).params)
 
 
 def resolve_params(name: str, overrides: dict | None) -> dict:
-    spec = _spec(name)
-    if spec is not None:
-        return spec.resolve(overrides)
-    p = default_params(name)
-    for k, v in (overrides or {}).items():
-        if k not in p:
-            raise KernelConfigError(f"{name}: unknown parameter {k!r}; its parameters are {', '.join(p)}")
-        p[k] = int(v)
-    return p
+    return _spec(name).resolve(overrides)
 
 
 def geometry(name: str, params: dict, M: int, N: int, K: int) -> tuple[tuple, tuple, str]:
     """(grid, block, source) as 3-tuples."""
     spec = _spec(name)
-    if spec is not None:
-        spec.check(M, N, K, **params)
-        grid, block = spec.launch(M, N, K, **params)
-        src = f"kernels_py/{name}.py"
-    else:
-        block, grid = build_module().launch_shape(name, params, M, N)
-        src = "kernels_cuda/build.py launch_shape"
+    if not (REPO / "kernels_cuda" / f"{name}.cu").is_file():
+        raise UnknownKernel(f"{name}: no CUDA twin kernels_cuda/{name}.cu")
+    spec.check(M, N, K, **params)
+    grid, block = spec.launch(M, N, K, **params)
     pad = lambda t: tuple(int(x) for x in t) + (1,) * (3 - len(t))   # noqa: E731
-    return pad(grid), pad(block), src
+    return pad(grid), pad(block), f"kernels_py/{name}.py"
 
 
 def uses_alpha_beta(name: str) -> bool:
-    spec = _spec(name)
-    if spec is not None:
-        return bool(spec.uses_alpha_beta)
-    return name not in AB_ONLY
+    return bool(_spec(name).uses_alpha_beta)
 
 
 def build_flags() -> list[str]:
-    return list(build_module().NVCC_FLAGS)
+    return list(_compile.NVCC_FLAGS)
 
 
 def cubin_tag(name: str, params: dict) -> str:
@@ -100,12 +66,11 @@ def cubin_tag(name: str, params: dict) -> str:
 
 def build(name: str, params: dict, build_dir) -> tuple[Path, dict, str]:
     """(cubin path, ptxas facts, nvcc command as run, relative paths) of one twin instance."""
-    b = build_module()
     out = Path(build_dir) / f"{cubin_tag(name, params)}.cubin"
-    ptxas = b.build_cubin(name, params, out)
+    ptxas = _compile.build_cubin(name, params, out)
     try:
         rel = out.resolve().relative_to(REPO)
     except ValueError:
         rel = Path("<build>") / out.name
-    cmd = " ".join(b.nvcc_args(name, params, str(rel)))
+    cmd = " ".join(_compile.nvcc_args(name, params, str(rel)))
     return out, ptxas, cmd

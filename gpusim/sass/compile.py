@@ -42,7 +42,7 @@ class Compiled:
     params: dict
     sass: str               # cuobjdump -sass of the function
     ptxas: dict             # registers, shared_bytes, spill_stores, spill_loads, stack_bytes
-    source: str             # where it came from: "traces/static/<tag>", "cache", "nvcc"
+    source: str             # where it came from: "traces/static/<tag>", "user cache", "compiled now"
     nvcc: str
 
 
@@ -138,6 +138,48 @@ def _key(src: Path, params: dict, nvcc_ver: str) -> str:
     return h.hexdigest()[:20]
 
 
+def nvcc_args(kernel: str, params: dict, out_path: str) -> list[str]:
+    """The nvcc argument list of one twin instance, with paths as given (relative to the repo root)."""
+    return ["nvcc", *NVCC_FLAGS, *[f"-DP_{k}={v}" for k, v in params.items()], "-o", str(out_path),
+            f"kernels_cuda/{kernel}.cu"]
+
+
+def build_cubin(kernel: str, params: dict, out_path) -> dict:
+    """Compile kernels_cuda/<kernel>.cu with NVCC_FLAGS and -DP_<K>=<V> into out_path (relative to the
+    repository root when relative); the ptxas -v facts. Raises CompilerMissing without nvcc,
+    KernelConfigError when the twin does not compile, RuntimeError on a compiler warning."""
+    nvcc = find_tool("nvcc")
+    if nvcc is None:
+        raise CompilerMissing(f"{kernel}: nvcc not found (PATH, or `pip install 'gpusim[cuda]'`)")
+    out = Path(out_path)
+    full = out if out.is_absolute() else REPO / out
+    full.parent.mkdir(parents=True, exist_ok=True)
+    args = nvcc_args(kernel, params, str(out))
+    args[0] = nvcc
+    res = subprocess.run(args, cwd=REPO, capture_output=True, text=True)
+    text = res.stdout + res.stderr
+    if res.returncode != 0:
+        first = next((ln for ln in text.splitlines() if "error" in ln), text.strip()[:200])
+        raise KernelConfigError(f"{kernel} {params}: the CUDA twin does not compile: {first.strip()}")
+    if re.search(r"warning", text, re.IGNORECASE):
+        raise RuntimeError(f"nvcc warnings for {kernel} {params}:\n{text}")
+    return parse_ptxas(text)
+
+
+def sass_text(cubin) -> str:
+    """cuobjdump -sass of a cubin (every function in it)."""
+    cuobjdump, nvdisasm = find_tool("cuobjdump"), find_tool("nvdisasm")
+    if cuobjdump is None or nvdisasm is None:
+        raise CompilerMissing("cuobjdump and nvdisasm are needed to read SASS "
+                              "(`pip install 'gpusim[cuda]'` brings both)")
+    # cuobjdump runs nvdisasm for -sass; the wheels keep it beside cuobjdump, not on the PATH
+    env = dict(os.environ, NVDISASM_PATH=str(Path(nvdisasm).parent))
+    dis = subprocess.run([cuobjdump, "-sass", str(cubin)], capture_output=True, text=True, env=env)
+    if dis.returncode != 0:
+        raise CompilerMissing(f"cuobjdump -sass {Path(cubin).name} failed: {dis.stderr.strip()[:300]}")
+    return dis.stdout
+
+
 def compile_twin(kernel: str, params: dict, source: Path | None = None) -> Compiled:
     """Compile kernels_cuda/<kernel>.cu with -DP_<K>=<V> (or read the cache). Raises
     CompilerMissing without nvcc / cuobjdump, KernelConfigError when the twin does not compile
@@ -157,7 +199,7 @@ def compile_twin(kernel: str, params: dict, source: Path | None = None) -> Compi
     cdir = cache_dir() / "sass" / f"{kernel}-{key}"
     if (cdir / "k.sass").is_file() and (cdir / "k.json").is_file():
         meta = json.loads((cdir / "k.json").read_text())
-        return Compiled(kernel, params, (cdir / "k.sass").read_text(), meta["ptxas"], "cache", ver)
+        return Compiled(kernel, params, (cdir / "k.sass").read_text(), meta["ptxas"], "user cache", ver)
     with tempfile.TemporaryDirectory() as d:
         cubin = Path(d) / "k.cubin"
         args = [nvcc, *NVCC_FLAGS, *[f"-DP_{k}={v}" for k, v in params.items()], "-o", str(cubin), str(src)]
@@ -167,12 +209,7 @@ def compile_twin(kernel: str, params: dict, source: Path | None = None) -> Compi
             first = next((ln for ln in text.splitlines() if "error" in ln), text.strip()[:200])
             raise KernelConfigError(f"{kernel} {params}: the CUDA twin does not compile: {first.strip()}")
         ptxas = parse_ptxas(text)
-        # cuobjdump runs nvdisasm for -sass; the wheels keep it beside cuobjdump, not on the PATH
-        env = dict(os.environ, NVDISASM_PATH=str(Path(nvdisasm).parent))
-        dis = subprocess.run([cuobjdump, "-sass", str(cubin)], capture_output=True, text=True, env=env)
-        if dis.returncode != 0:
-            raise CompilerMissing(f"{kernel}: cuobjdump -sass failed: {dis.stderr.strip()[:300]}")
-        listing = dis.stdout
+        listing = sass_text(cubin)
     sass = function_sass(listing, kernel)
     cdir.mkdir(parents=True, exist_ok=True)
     tmp = cdir / "k.sass.tmp"
@@ -180,7 +217,15 @@ def compile_twin(kernel: str, params: dict, source: Path | None = None) -> Compi
     (cdir / "k.json").write_text(json.dumps({"kernel": kernel, "params": params, "ptxas": ptxas,
                                              "nvcc": ver, "flags": NVCC_FLAGS}) + "\n")
     tmp.replace(cdir / "k.sass")
-    return Compiled(kernel, params, sass, ptxas, "nvcc", ver)
+    return Compiled(kernel, params, sass, ptxas, "compiled now", ver)
+
+
+def describe(comp: Compiled) -> str:
+    """One line: where the SASS came from, and the compiler if it is not the records' one."""
+    where = f"{comp.source}.sass" if comp.source.startswith("traces/") else f"the twin, {comp.source}"
+    ver = comp.nvcc or "unknown"
+    warn = "" if ver == RECORDED_NVCC else f"; not the {RECORDED_NVCC} the H200 records were built with"
+    return f"{where} (nvcc {ver}{warn})"
 
 
 def kernel_sass(kernel: str, params: dict) -> Compiled:

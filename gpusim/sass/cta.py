@@ -216,13 +216,14 @@ class _Loop:
     sigs: list = field(default_factory=list)        # signature of each iteration (between arrivals)
     snaps: list = field(default_factory=list)       # register state at the last 3 arrivals
     done: bool = False
+    skipped: int = 0                                # iterations jumped over
 
 
 class CtaRun:
     """Executes one CTA; `run()` fills the records, `trace()` turns them into warp rows."""
 
     def __init__(self, prog: Program, block: tuple, block_idx: tuple, grid: tuple, params: dict,
-                 memory: GlobalMemory, weight: int = 1, sample_loops: bool = True):
+                 memory: GlobalMemory, weight: int = 1, sample_loops: bool = True, window: int | None = None):
         self.prog = prog
         bx, by, bz = block
         self.nthreads = bx * by * bz
@@ -244,7 +245,9 @@ class CtaRun:
         self.live = tid < self.nthreads
         self.groups = [_Group(0, self.live.copy())]
         self.weight = weight
-        self.sample_loops = sample_loops
+        self.sample_loops = sample_loops and window is None
+        self.window = window             # timing window: an outermost loop runs `window` trips, then its last ones
+        self.loop_trips: list = []       # (header, trips, trips recorded) of every loop that ended
         # records
         self.r_op, self.r_pc, self.r_on, self.r_ex, self.r_addr, self.r_src, self.r_w = ([] for _ in range(7))
         self._bits_cache: dict = {}
@@ -396,6 +399,8 @@ class CtaRun:
             self._arrive(loop, back, ins.pc)
         elif loop is not None:
             if not on.any():          # the loop is left
+                n_rec = len(loop.arrivals) + 1
+                self.loop_trips.append((back, n_rec + loop.skipped, n_rec))
                 del self.loops[back]
             else:                     # a divergent loop: its iterations cannot stand for each other
                 loop.done = True
@@ -411,33 +416,43 @@ class CtaRun:
         if loop.arrivals:
             loop.sigs.append(self._sig(loop.arrivals[-1], n))
         loop.arrivals.append(n)
-        if loop.done or not self.sample_loops:
+        if loop.done:
             return
-        loop.snaps = (loop.snaps + [self.st.snapshot()])[-3:]
-        nobs = len(loop.sigs)
-        if nobs > 2 * MAX_PERIOD + 2:
-            loop.done = True
-            self.notes.append(f"loop at 0x{header:04x}: no period of at most {MAX_PERIOD} iterations; "
-                              "run in full")
+        if self.window is not None:
+            if len(loop.arrivals) < self.window - 2 * MAX_PERIOD - 2:
+                return
+            loop.snaps = (loop.snaps + [self.st.snapshot()])[-(2 * MAX_PERIOD + 2):]
+            if len(loop.arrivals) < self.window:
+                return
+            if len(loop.arrivals) > self.window + 2 * MAX_PERIOD + 2:
+                loop.done = True
+                return
+        elif self.sample_loops:
+            loop.snaps = (loop.snaps + [self.st.snapshot()])[-(2 * MAX_PERIOD + 2):]
+            if len(loop.sigs) > 2 * MAX_PERIOD + 2:
+                loop.done = True
+                self.notes.append(f"loop at 0x{header:04x}: no period of at most {MAX_PERIOD} iterations; "
+                                  "run in full")
+                return
+        else:
             return
-        if len(loop.snaps) < 3:
+        enclosing = [o for o in self.loops.values() if o is not loop and o.header < header and bra_pc < o.bra_pc]
+        if self.window is not None and enclosing:
+            loop.done = True           # windows cut the outermost loop only
             return
-        if any(o is not loop and not o.done and o.header < header and bra_pc < o.bra_pc
-               for o in self.loops.values()):
+        if any(not o.done for o in enclosing):
             return       # an enclosing loop may still be sampled: its iterations must stay alike
-        delta = self._affine_delta(loop.snaps)
-        if delta is None:
+        found = self._period(loop, check_addresses=self.window is None)
+        if found is None:
             return
-        p = self._period(loop)
-        if p is None:
-            return
+        p, delta = found
         region = {pc for pc in self.data_pcs if header <= pc <= bra_pc}
         if region:
             loop.done = True
             self.notes.append(f"loop at 0x{header:04x}: its control or addresses depend on loaded data "
                               f"(0x{min(region):04x}); run in full")
             return
-        self._skip(loop, header, bra_pc, p, delta)
+        self._skip(loop, header, bra_pc, p, delta, reweight=self.window is None)
 
     def _clean_rows(self):
         """Masks of the R / UR rows and P / UP rows that hold no data."""
@@ -448,37 +463,54 @@ class CtaRun:
         up = np.array([("UP", i) not in t for i in range(8)])
         return r, u, p, up
 
-    def _affine_delta(self, snaps):
-        (r0, u0, p0, q0), (r1, u1, p1, q1), (r2, u2, p2, q2) = snaps
+    def _stride_delta(self, snaps, p: int):
+        """The registers' advance over p iterations, when every register that holds no data advances
+        by the same amount over each of the last two stretches of p iterations, for the last two
+        residues (affine in the trip, up to a period-p pattern such as a double buffer's toggle);
+        else None. Returns (R delta, UR delta, {64-bit pair: delta})."""
+        if len(snaps) < 2 * p + 2:
+            return None
         cr, cu, cp, cq = self._clean_rows()
-        d1, d2 = r2 - r1, r1 - r0
-        if not np.array_equal(d1[cr], d2[cr]):
-            return None
-        e1, e2 = u2 - u1, u1 - u0
-        if not np.array_equal(e1[cu], e2[cu]):
-            return None
-        if not (np.array_equal(p2[cp], p1[cp]) and np.array_equal(p1[cp], p0[cp])
-                and np.array_equal(q2[cq], q1[cq]) and np.array_equal(q1[cq], q0[cq])):
-            return None
+        for last in (-1, -2):
+            a, b, c = snaps[last], snaps[last - p], snaps[last - 2 * p]
+            if not (np.array_equal((a[0] - b[0])[cr], (b[0] - c[0])[cr])
+                    and np.array_equal((a[1] - b[1])[cu], (b[1] - c[1])[cu])
+                    and np.array_equal(a[2][cp], b[2][cp]) and np.array_equal(b[2][cp], c[2][cp])
+                    and np.array_equal(a[3][cq], b[3][cq]) and np.array_equal(b[3][cq], c[3][cq])):
+                return None
+        a, b = snaps[-1], snaps[-1 - p]
+        if not (np.array_equal((a[0] - b[0])[cr], (snaps[-2][0] - snaps[-2 - p][0])[cr])
+                and np.array_equal((a[1] - b[1])[cu], (snaps[-2][1] - snaps[-2 - p][1])[cu])):
+            return None          # both residues must advance alike
         # 64-bit pairs advance as 64-bit values (a carry from the low word is not a constant step)
         wide = {}
         for kind, n in self.prog.wide:
-            arr = (r0, r1, r2) if kind == "R" else (u0, u1, u2)
+            k = 0 if kind == "R" else 1
             clean = cr if kind == "R" else cu
             if n + 1 >= len(clean) or not (clean[n] and clean[n + 1]):
                 continue
-            v = [a[n].astype(np.uint64) | (a[n + 1].astype(np.uint64) << np.uint64(32)) for a in arr]
-            if not np.array_equal(v[2] - v[1], v[1] - v[0]):
+            v = [x[k][n].astype(np.uint64) | (x[k][n + 1].astype(np.uint64) << np.uint64(32))
+                 for x in (snaps[-1], snaps[-1 - p], snaps[-1 - 2 * p], snaps[-2], snaps[-2 - p])]
+            d = v[0] - v[1]
+            if not (np.array_equal(d, v[1] - v[2]) and np.array_equal(d, v[3] - v[4])):
                 return None
-            wide[(kind, n)] = (v[2] - v[1])
-        return d1, e1, wide
+            wide[(kind, n)] = d
+        return a[0] - b[0], a[1] - b[1], wide
 
-    def _period(self, loop: _Loop):
+    def _period(self, loop: _Loop, check_addresses: bool = True):
+        """(p, stride delta) for the smallest period p at which the recorded iterations repeat (same
+        instructions and masks; with check_addresses, memory addresses moved by whole 128-byte lines)
+        and the registers advance alike; None if none yet."""
         sigs = loop.sigs
         nobs = len(sigs)
         for p in range(1, min(MAX_PERIOD, nobs // 2) + 1):
-            if all(sigs[-1 - t] == sigs[-1 - t - p] for t in range(p)) and self._addr_periodic(loop, p):
-                return p
+            if not all(sigs[-1 - t] == sigs[-1 - t - p] for t in range(p)):
+                continue
+            if check_addresses and not self._addr_periodic(loop, p):
+                continue
+            delta = self._stride_delta(loop.snaps, p)
+            if delta is not None:
+                return p, delta
         return None
 
     def _addr_periodic(self, loop: _Loop, p: int) -> bool:
@@ -496,31 +528,32 @@ class CtaRun:
                     return False
         return True
 
-    def _skip(self, loop: _Loop, header: int, bra_pc: int, p: int, delta):
+    def _skip(self, loop: _Loop, header: int, bra_pc: int, p: int, delta, reweight: bool = True):
+        """Jump n*p iterations ahead, n as large as the path allows (a trial of the last one)."""
         d_r, d_u, wide = delta
-        base = self.st.snapshot()
+        now, prev = loop.snaps[-1], loop.snaps[-2]      # starts of the next and of the last iteration
         cr, cu, _, _ = self._clean_rows()
         last = (loop.arrivals[-2], loop.arrivals[-1])
         want = (self.r_pc[last[0]:last[1]], [x.tobytes() for x in self.r_on[last[0]:last[1]]])
 
-        def state_after(m: int):
+        def state_after(base, n: int):
             R, UR, P, UP = (x.copy() for x in base)
-            mm = np.uint32(m & 0xFFFFFFFF)
-            R[cr] = base[0][cr] + mm * d_r[cr]
-            UR[cu] = base[1][cu] + mm * d_u[cu]
-            for (kind, n), d in wide.items():
+            nn = np.uint32(n & 0xFFFFFFFF)
+            R[cr] = base[0][cr] + nn * d_r[cr]
+            UR[cu] = base[1][cu] + nn * d_u[cu]
+            for (kind, r), d in wide.items():
                 arr = R if kind == "R" else UR
                 v0 = base[0 if kind == "R" else 1]
-                v = (v0[n].astype(np.uint64) | (v0[n + 1].astype(np.uint64) << np.uint64(32))) + np.uint64(m) * d
-                arr[n] = (v & np.uint64(0xFFFFFFFF)).astype(np.uint32)
-                arr[n + 1] = (v >> np.uint64(32)).astype(np.uint32)
+                v = (v0[r].astype(np.uint64) | (v0[r + 1].astype(np.uint64) << np.uint64(32))) + np.uint64(n) * d
+                arr[r] = (v & np.uint64(0xFFFFFFFF)).astype(np.uint32)
+                arr[r + 1] = (v >> np.uint64(32)).astype(np.uint32)
             return R, UR, P, UP
 
         saved = (self.writer.copy(), set(self.taint), [(_g.pc, _g.lanes.copy(), _g.blocked) for _g in self.groups])
 
-        def ok(n: int) -> bool:       # does iteration (now + n*p - 1) still take the recorded path?
+        def ok(n: int) -> bool:       # does the iteration n periods after the last one take its path?
             self.writer, self.taint = saved[0].copy(), set(saved[1])
-            self.st.restore(state_after(n * p - 1))
+            self.st.restore(state_after(prev, n))
             return self._trial(header, bra_pc, want, 4 * (last[1] - last[0]) + 64)
 
         lo, hi = 0, 1
@@ -536,11 +569,13 @@ class CtaRun:
         self.groups[:] = [_Group(pc, lanes, bl) for pc, lanes, bl in saved[2]]
         loop.done = True
         if lo == 0:
-            self.st.restore(base)
+            self.st.restore(now)
             return
-        self.st.restore(state_after(lo * p))
-        for i in range(loop.arrivals[-1 - p], loop.arrivals[-1]):
-            self.r_w[i] *= (1 + lo)
+        self.st.restore(state_after(now, lo))
+        loop.skipped = lo * p
+        if reweight:
+            for i in range(loop.arrivals[-1 - p], loop.arrivals[-1]):
+                self.r_w[i] *= (1 + lo)
 
     def _trial(self, header: int, bra_pc: int, want, max_steps: int) -> bool:
         """Run one iteration from the header without recording or writing memory; True when it takes

@@ -56,10 +56,12 @@ def memory(arrays: dict, bases: dict) -> GlobalMemory:
 
 
 def run_cta(prog: Program, grid, block, bidx, weight, mem: GlobalMemory, problem, bases, cta_id: int,
-            sample_loops: bool):
-    """Run one CTA; (its trace, the notes of its loop sampler)."""
+            sample_loops: bool, window: int | None = None, loop_trips: bool = False):
+    """Run one CTA; (its trace, the notes of its loop sampler[, (header, trips, trips recorded) per loop])."""
     M, N, K, alpha, beta = problem
     words = param_words(SGEMM_ARGS, {"M": M, "N": N, "K": K, "alpha": alpha, "beta": beta,
                                      "A": bases["A"], "B": bases["B"], "C": bases["C"]})
-    run = CtaRun(prog, block, bidx, grid, words, mem, weight, sample_loops).run()
+    run = CtaRun(prog, block, bidx, grid, words, mem, weight, sample_loops, window).run()
+    if loop_trips:
+        return run.trace(cta_id), run.notes, run.loop_trips
     return run.trace(cta_id), run.notes

@@ -235,3 +235,19 @@ def back_edges(instrs: list[Instr]) -> dict[int, int]:
             if t <= ins.pc:
                 out[ins.pc] = t
     return out
+
+
+def basic_blocks(instrs: list[Instr]) -> list[tuple[int, int]]:
+    """[(first pc, last pc)] of the code's basic blocks: a block starts at the entry, at a branch
+    target and after a branch or EXIT; the padding after the last EXIT (NOPs, `BRA .`) is left out."""
+    last = max(n for n, i in enumerate(instrs) if i.base == "EXIT")
+    leaders = {0}
+    for n, ins in enumerate(instrs[:last + 1]):
+        t = branch_target(ins)
+        if t is not None:
+            leaders.add(t // 16)
+            leaders.add(n + 1)
+        if ins.base == "EXIT":
+            leaders.add(n + 1)
+    starts = sorted(x for x in leaders if x <= last)
+    return [(16 * s, 16 * ((starts[k + 1] - 1) if k + 1 < len(starts) else last)) for k, s in enumerate(starts)]

@@ -184,6 +184,9 @@ def trace_name(sass_op: str) -> str:
 
 
 def _trips(block: dict, M: int, N: int, K: int) -> float:
+    if "visits" in block:              # counted by the SASS front-end (use_listing)
+        v = block["visits"]
+        return float(v.get((int(M), int(N), int(K)), next(iter(v.values()))))
     if "trips" in block:
         return float(eval(block["trips"], {"__builtins__": {}, "int": int, "max": max, "min": min},
                           {"M": M, "N": N, "K": K}))
@@ -191,10 +194,36 @@ def _trips(block: dict, M: int, N: int, K: int) -> float:
     return float(next(iter(emulated.values()), 0))
 
 
+_LISTINGS: dict = {}      # (kernel, params_items) -> (record with its outline, sass text): use_listing
+
+
+def use_listing(kernel: str, params: dict, sass: str, source: str, visits: dict, size: tuple):
+    """Take the kernel's ptxas facts from this SASS (the listing the SASS front-end ran) with each
+    basic block's executed count at `size` (M, N, K) as its weight: the exact source for any
+    parameter set, in place of the committed record's hand outline. visits: {block start pc: count}."""
+    from gpusim.sass.listing import basic_blocks, parse_listing
+    key = (kernel, tuple(sorted(params.items())))
+    rec, _ = _LISTINGS.get(key, ({"kernel": kernel, "params": dict(params), "source": source, "outline": None}, sass))
+    if rec["outline"] is None:
+        rec["outline"] = [{"start": f"0x{lo:04x}", "end": f"0x{hi:04x}", "visits": {}}
+                          for lo, hi in basic_blocks(parse_listing(sass, kernel))]
+    for b in rec["outline"]:
+        b["visits"][tuple(int(x) for x in size)] = float(visits.get(int(b["start"], 16), 0))
+    _LISTINGS[key] = (rec, sass)
+    for f in (_record, _table, _scoreboards, _read_barriers):
+        f.cache_clear()
+    from gpusim.timing import register_banks
+    register_banks._profile.cache_clear()
+
+
 @functools.lru_cache(maxsize=None)
 def _record(kernel: str, params_items: tuple):
-    """(record json, sass text, exact) for the kernel: the record of these parameters, else
-    the kernel's first recorded set (its defaults); None when the kernel has no record."""
+    """(record json, sass text, exact) for the kernel: the listing the SASS front-end ran
+    (use_listing), else the committed record of these parameters, else the kernel's first recorded
+    set (its defaults); None when the kernel has no record."""
+    got = _LISTINGS.get((kernel, params_items))
+    if got is not None:
+        return got[0], got[1], True
     want = dict(params_items)
     fallback = None
     if not STATIC_DIR.is_dir():
@@ -204,7 +233,7 @@ def _record(kernel: str, params_items: tuple):
             rec = json.loads(f.read_text())
         except (OSError, json.JSONDecodeError):
             continue
-        if rec.get("kernel") != kernel or not f.with_suffix(".sass").exists():
+        if rec.get("kernel") != kernel or not f.with_suffix(".sass").exists() or not rec.get("outline"):
             continue
         if rec.get("params") == want:
             return rec, f.with_suffix(".sass").read_text(), True
@@ -221,6 +250,7 @@ def _table(kernel: str, params_items: tuple, M: int, N: int, K: int):
     rec, text, exact = got
     insns = [x for x in parse_sass(text) if x[1] != "NOP"]
     sums: dict = {}
+    full: dict = {}
     for b in rec["outline"]:
         w = _trips(b, M, N, K)
         if w <= 0:
@@ -230,9 +260,13 @@ def _table(kernel: str, params_items: tuple, M: int, N: int, K: int):
             if lo <= off <= hi:
                 s, c = sums.get(trace_name(op), (0.0, 0.0))
                 sums[trace_name(op)] = (s + w * max(stall, 1), c + w)
-    means = {k: s / c for k, (s, c) in sums.items() if c > 0}
+                if op != trace_name(op):               # the SASS front-end's rows keep the full name
+                    s, c = full.get(op, (0.0, 0.0))
+                    full[op] = (s + w * max(stall, 1), c + w)
+    means = {k: s / c for k, (s, c) in {**full, **sums}.items() if c > 0}
     counts = {k: c for k, (s, c) in sums.items() if c > 0}
-    source = f"traces/static/{rec['kernel']}" + ("" if exact else " (the kernel's default parameters)")
+    source = rec.get("source") or (f"traces/static/{rec['kernel']}.sass" + ("" if exact else
+                                                                            " (the kernel's default parameters)"))
     return means, source, counts
 
 

@@ -181,8 +181,35 @@ class _Levels:
         return np.asarray(self.fn(trace, gpu, **self.kw), np.int8)
 
 
+def window_trace(result, block_idx: list, window: int | None, seed: int = 0):
+    """(trace, trips, trips recorded) of the CTAs `block_idx` resident together, the longest loop cut to
+    `window` trips. The SASS front-end records the first `window` trips and the loop's last one (it jumps
+    the registers there), the Python kernels the first `window` only."""
+    if getattr(result, "frontend", "python") == "sass":
+        from gpusim.estimate.simulate import layout
+        from gpusim.sass import frontend as F
+        M, N, K = result.M, result.N, result.K
+        prog, _ = F.program(result.kernel, tuple(sorted(result.params.items())))
+        bases = layout(M, N, K)
+        mem = F.memory({"A": M * K * 4, "B": K * N * 4, "C": M * N * 4}, bases)
+        traces, trips, rec = [], 0, 0
+        for i, b in enumerate(block_idx):
+            t, _notes, loops = F.run_cta(prog, result.grid, result.block, b, 1, mem, (M, N, K, 1.0, 0.5), bases, i,
+                                         sample_loops=False, window=window, loop_trips=True)
+            traces.append(t)
+            if loops:
+                longest = max(loops, key=lambda x: x[1])
+                trips, rec = max(trips, longest[1]), max(rec, longest[2])
+        return Trace.concat(traces), trips, rec
+    tr, trips = build_window(result, block_idx, window, seed)
+    return tr, trips, trips if window is None else min(trips, window)
+
+
 def build_window(result, block_idx: list, window: int | None, seed: int = 0):
     """Trace of the CTAs `block_idx` resident together, periodic loops cut to `window` trips."""
+    if getattr(result, "frontend", "python") == "sass":
+        tr, trips, _ = window_trace(result, block_idx, window, seed)
+        return tr, trips
     spec = get_kernel(result.kernel)
     gpu = get_arch(result.arch)
     M, N, K = result.M, result.N, result.K
@@ -264,25 +291,26 @@ def time_round(result, gpu: GPU, r: int, levels: _Levels, windows=(W1, W2), full
     gx, gy, gz = result.grid
     n_sm = min(gx * gy * gz, gpu.sm_count)       # SMs sharing the L2 and DRAM bandwidth
     if full:
-        tr, trips = build_window(result, bidx, None)
+        tr, trips, _ = window_trace(result, bidx, None)
         t = _time(tr, gpu, levels, n_sm, ptxas, not_issued, groups=grp)
         return float(t.cycles), _state_vec(t), trips, None, t, bidx, t.op_state_cycles, None
-    tr1, trips = build_window(result, bidx, w1)
+    tr1, trips, e1 = window_trace(result, bidx, w1)
     t1 = _time(tr1, gpu, levels, n_sm, ptxas, not_issued, groups=grp)
     if trips <= w2:
-        if trips > w1:
-            tr, _ = build_window(result, bidx, None)
+        if e1 < trips:
+            tr, _, _ = window_trace(result, bidx, None)
             t1 = _time(tr, gpu, levels, n_sm, ptxas, not_issued, groups=grp)
         return float(t1.cycles), _state_vec(t1), trips, None, t1, bidx, t1.op_state_cycles, None
-    tr2, _ = build_window(result, bidx, w2)
+    tr2, _, e2 = window_trace(result, bidx, w2)
     t2 = _time(tr2, gpu, levels, n_sm, ptxas, not_issued, groups=grp)
-    per_trip = (t2.cycles - t1.cycles) / (w2 - w1)
+    # the windows' recorded trips (e1, e2): the SASS front-end's include the loop's last trip
+    per_trip = (t2.cycles - t1.cycles) / (e2 - e1)
     v1, v2 = _state_vec(t1), _state_vec(t2)
     # a state that shrinks between the two windows (a start-up transient, e.g. drain) is
     # extrapolated down to zero, never below: cycles in a state cannot be negative
-    vec = np.maximum(v1 + (trips - w1) * (v2 - v1) / (w2 - w1), 0.0)
-    cycles = t1.cycles + (trips - w1) * per_trip
-    ops = _extrapolate_ops(t1.op_state_cycles, t2.op_state_cycles, (trips - w1) / (w2 - w1))
+    vec = np.maximum(v1 + (trips - e1) * (v2 - v1) / (e2 - e1), 0.0)
+    cycles = t1.cycles + (trips - e1) * per_trip
+    ops = _extrapolate_ops(t1.op_state_cycles, t2.op_state_cycles, (trips - e1) / (e2 - e1))
     return float(cycles), vec, trips, float(per_trip), t1, bidx, ops, t2
 
 
@@ -489,7 +517,7 @@ def predict(result, arch: str | GPU | None = None, *, levels: bool = True, windo
     if dram_rows != "spread":
         notes.append(f"DRAM rows {dram_rows} by load instruction and CTA (a diagnosis, not the prediction)")
     if table:
-        notes.append(f"issue gaps: ptxas's stall counts from {table[1]}.sass")
+        notes.append(f"issue gaps: ptxas's stall counts from {table[1]}")
     elif control_codes:
         notes.append("no SASS record of this kernel: no ptxas stall counts (each warp may issue every cycle)")
     time_ms = total_cycles / (gpu.sm_clock_max_mhz * 1e3) + gpu.launch_overhead_us / 1e3

@@ -2,7 +2,7 @@
 
     PYTHONPATH=. python3 kernels_cuda/micro/run_micro.py --out "$OUT" [--only NAME ...] [--ncu]
 
-Builds micro.cu with kernels_cuda/build.py's NVCC_FLAGS, runs every bench,
+Builds micro.cu with the twins' NVCC_FLAGS (gpusim.sass.compile), runs every bench,
 and writes one record per bench (schema gpusim.hw.micro/1: what was
 measured, how, the value and its unit, the raw readings, provenance) to
 <work>/micro/<bench>.json, re-packing <out>/micro.tar.gz after each bench so
@@ -47,10 +47,7 @@ BURST_NCU_METRICS = [
 
 
 def build(cubin: Path) -> tuple[list[str], str]:
-    import importlib.util
-    spec = importlib.util.spec_from_file_location("gpusim_twin_build", REPO / "kernels_cuda" / "build.py")
-    b = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(b)
+    from gpusim.sass import compile as b          # the twins' build recipe (NVCC_FLAGS)
     cubin.parent.mkdir(parents=True, exist_ok=True)
     args = ["nvcc", *b.NVCC_FLAGS, "-o", str(cubin), SRC]
     r = subprocess.run(args, cwd=REPO, capture_output=True, text=True)
@@ -296,7 +293,7 @@ STAMP_BURSTS = (4, 8, 16)
 
 
 def _sass_ops(cubin: Path, kern: str) -> list[str]:
-    """The kernel's SASS instructions, one string each (kernels_cuda/build.py's parser)."""
+    """The kernel's SASS instructions, one string each."""
     from gpusim.hw.pcsamp import sass_text
     return list(sass_text(cubin, kern).values())
 
