@@ -28,6 +28,8 @@ from gpusim.kernel.opcodes import TABLE
 from gpusim.sass import semantics
 from gpusim.sass.listing import Instr, back_edges
 
+import os
+_DATA_DEPS_ONLY = bool(os.environ.get("GPUSIM_DATA_DEPS_ONLY"))
 MAX_PERIOD = 16
 SHARED_RESERVED = 0x400          # sm_90 keeps the first 1 KiB of a CTA's shared window for the system
 _LINE = 128
@@ -201,7 +203,7 @@ def _wide_registers(instrs) -> set:
     return out
 
 
-@dataclass
+@dataclass(eq=False)          # groups are told apart by identity (their lanes are arrays)
 class _Group:
     pc: int
     lanes: np.ndarray
@@ -293,8 +295,12 @@ class CtaRun:
         self.r_w.append(self.weight)
         seq = len(self.r_op) - 1
         if h is not None:
-            for r in h.writes:
-                self.writer[r] = seq
+            if _DATA_DEPS_ONLY and not h.data:
+                for r in h.writes:
+                    self.writer.pop(r, None)
+            else:
+                for r in h.writes:
+                    self.writer[r] = seq
 
     # ------------------------------------------------------------ execution
 

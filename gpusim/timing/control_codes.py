@@ -184,7 +184,7 @@ def trace_name(sass_op: str) -> str:
 
 
 def _trips(block: dict, M: int, N: int, K: int) -> float:
-    if "visits" in block:              # counted by the SASS front-end (use_listing)
+    if "visits" in block:              # counted by the SASS front-end (use_listing); other sizes rank blocks only
         v = block["visits"]
         return float(v.get((int(M), int(N), int(K)), next(iter(v.values()))))
     if "trips" in block:
@@ -217,12 +217,13 @@ def use_listing(kernel: str, params: dict, sass: str, source: str, visits: dict,
 
 
 @functools.lru_cache(maxsize=None)
-def _record(kernel: str, params_items: tuple):
+def _record(kernel: str, params_items: tuple, size: tuple | None = None):
     """(record json, sass text, exact) for the kernel: the listing the SASS front-end ran
-    (use_listing), else the committed record of these parameters, else the kernel's first recorded
-    set (its defaults); None when the kernel has no record."""
+    (use_listing; with `size`, only if it was counted at that M, N, K), else the committed record of
+    these parameters, else the kernel's first recorded set (its defaults); None when the kernel has
+    no record."""
     got = _LISTINGS.get((kernel, params_items))
-    if got is not None:
+    if got is not None and (size is None or size in got[0]["outline"][0]["visits"]):
         return got[0], got[1], True
     want = dict(params_items)
     fallback = None
@@ -244,7 +245,7 @@ def _record(kernel: str, params_items: tuple):
 
 @functools.lru_cache(maxsize=None)
 def _table(kernel: str, params_items: tuple, M: int, N: int, K: int):
-    got = _record(kernel, params_items)
+    got = _record(kernel, params_items, (M, N, K))
     if got is None:
         return None
     rec, text, exact = got

@@ -33,5 +33,5 @@ class HandTrace:
             if line >= 0:
                 mem = len(addr)
                 addr.append(line * 128 + 4 * np.arange(32))
-            rows[i] = (cta, w, TABLE.id(op), 0xFFFFFFFF, 1, seq, s[0], s[1], s[2], mem, sec, lines, wf, 0)
+            rows[i] = (cta, w, TABLE.id(op), 0xFFFFFFFF, 1, seq, s[0], s[1], s[2], mem, sec, lines, wf, 0, -1)
         return Trace(rows, np.array(addr, np.int64).reshape(-1, 32), list(TABLE.ids))

@@ -44,7 +44,7 @@ def make_trace(spec) -> Trace:
     rows = np.zeros(len(spec), ROW_DTYPE)
     for i, (cta, warp, op, seq, srcs, wf, sec) in enumerate(spec):
         s = list(srcs) + [-1] * (3 - len(srcs))
-        rows[i] = (cta, warp, TABLE.id(op), 0xFFFFFFFF, 1, seq, s[0], s[1], s[2], -1, sec, 0, wf, 0)
+        rows[i] = (cta, warp, TABLE.id(op), 0xFFFFFFFF, 1, seq, s[0], s[1], s[2], -1, sec, 0, wf, 0, -1)
     return Trace(rows, np.zeros((0, 32), np.int64), list(TABLE.ids))
 
 
@@ -316,7 +316,7 @@ def test_l1_hit_on_a_line_still_in_flight_waits_for_the_fill():
         for i, (w, op, seq, src, mem) in enumerate([(0, "LDG.E", 0, -1, 0), (0, "FFMA", 1, 0, -1),
                                                     (1, "LDG.E", 0, -1, 1), (1, "FFMA", 1, 0, -1)]):
             rows[i] = (0, w, TABLE.id(op), 0xFFFFFFFF, 1, seq, src, -1, -1, mem, 4 if mem >= 0 else 0,
-                       1 if mem >= 0 else 0, 0, 0)
+                       1 if mem >= 0 else 0, 0, 0, -1)
         addr = np.stack([4 * np.arange(32) + 4096, 4 * np.arange(32) + 4096 + 128 * line_of_warp1])
         return Trace(rows, addr.astype(np.int64), list(TABLE.ids))
 
@@ -440,7 +440,7 @@ def addr_trace(spec, lines):
     for i, (w, op, seq, srcs, mem) in enumerate(spec):
         s = list(srcs) + [-1] * (3 - len(srcs))
         on = 1 if mem >= 0 else 0
-        rows[i] = (0, w, TABLE.id(op), 0xFFFFFFFF, 1, seq, s[0], s[1], s[2], mem, on, on, 0, 0)
+        rows[i] = (0, w, TABLE.id(op), 0xFFFFFFFF, 1, seq, s[0], s[1], s[2], mem, on, on, 0, 0, -1)
     addr = np.repeat(np.asarray(lines, np.int64)[:, None] * 128, 32, axis=1)
     return Trace(rows, addr, list(TABLE.ids))
 

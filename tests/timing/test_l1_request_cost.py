@@ -28,7 +28,7 @@ def stream(warps: int, loads: int, shapes) -> Trace:
         for j in range(loads + 1):
             sec, lines = shapes[j % len(shapes)] if j < loads else (0, 0)
             rows[i] = (0, w, TABLE.id("LDG.E" if j < loads else "EXIT"), 0xFFFFFFFF, 1, j, -1, -1, -1, -1,
-                       sec, lines, 0, 0)
+                       sec, lines, 0, 0, -1)
             i += 1
     return Trace(rows, np.zeros((0, 32), np.int64), list(TABLE.ids))
 

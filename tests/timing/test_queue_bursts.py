@@ -138,7 +138,7 @@ def _l1_hit_stream(warps: int, loads: int, lines: int) -> Trace:
         for j in range(loads + 1):
             op = "LDG.E" if j < loads else "EXIT"
             rows[i] = (0, w, TABLE.id(op), 0xFFFFFFFF, 1, j, -1, -1, -1, -1,
-                       32 if j < loads else 0, lines if j < loads else 0, 0, 0)
+                       32 if j < loads else 0, lines if j < loads else 0, 0, 0, -1)
             i += 1
     return Trace(rows, np.zeros((0, 32), np.int64), list(TABLE.ids))
 
@@ -175,7 +175,7 @@ def _lds_stream(warps: int, loads: int, wavefronts: int) -> Trace:
         for j in range(loads + 1):
             op = "LDS" if j < loads else "EXIT"
             rows[i] = (0, w, TABLE.id(op), 0xFFFFFFFF, 1, j, -1, -1, -1, -1, 0, 0,
-                       wavefronts if j < loads else 0, 0)
+                       wavefronts if j < loads else 0, 0, -1)
             i += 1
     return Trace(rows, np.zeros((0, 32), np.int64), list(TABLE.ids))
 
