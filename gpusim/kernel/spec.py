@@ -6,6 +6,8 @@ import pkgutil
 from dataclasses import dataclass, field
 from typing import Callable
 
+import numpy as np
+
 from gpusim.errors import KernelConfigError, UnknownKernel
 
 LADDER = ("naive", "coalesced", "smemtile", "regtile1d", "regtile2d", "vectorized",
@@ -31,10 +33,11 @@ class KernelSpec:
             if key not in p:
                 raise KernelConfigError(f"{self.name}: unknown parameter {key!r}; "
                                         f"its parameters are {', '.join(p)}")
-            try:
-                p[key] = int(val)
-            except (TypeError, ValueError):
-                raise KernelConfigError(f"{self.name}: parameter {key} must be an integer, got {val!r}") from None
+            if isinstance(val, str) and val.strip().lstrip("-").isdigit():
+                val = int(val)
+            if isinstance(val, bool) or not isinstance(val, (int, np.integer)):
+                raise KernelConfigError(f"{self.name}: parameter {key} must be an integer, got {val!r}")
+            p[key] = int(val)
             if p[key] <= 0:
                 raise KernelConfigError(f"{self.name}: parameter {key} must be positive, got {val}")
         return p

@@ -23,7 +23,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from gpusim.errors import GpusimError, KernelConfigError
+from gpusim.errors import GpusimError, KernelConfigError, LaunchError
 
 REPO = Path(__file__).resolve().parents[2]
 STATIC_DIR = REPO / "traces" / "static"
@@ -138,6 +138,15 @@ def _key(src: Path, params: dict, nvcc_ver: str) -> str:
     return h.hexdigest()[:20]
 
 
+def _refuse_build(kernel: str, params: dict, text: str):
+    """The one-line error for a twin that does not compile (LaunchError when it needs more static
+    shared memory than a block may have)."""
+    first = next((ln for ln in text.splitlines() if "error" in ln), text.strip()[:200]).strip()
+    if "too much shared data" in first:
+        raise LaunchError(f"{kernel} {params}: static shared memory per block over the limit ({first})")
+    raise KernelConfigError(f"{kernel} {params}: the CUDA twin does not compile: {first}")
+
+
 def nvcc_args(kernel: str, params: dict, out_path: str) -> list[str]:
     """The nvcc argument list of one twin instance, with paths as given (relative to the repo root)."""
     return ["nvcc", *NVCC_FLAGS, *[f"-DP_{k}={v}" for k, v in params.items()], "-o", str(out_path),
@@ -159,8 +168,7 @@ def build_cubin(kernel: str, params: dict, out_path) -> dict:
     res = subprocess.run(args, cwd=REPO, capture_output=True, text=True)
     text = res.stdout + res.stderr
     if res.returncode != 0:
-        first = next((ln for ln in text.splitlines() if "error" in ln), text.strip()[:200])
-        raise KernelConfigError(f"{kernel} {params}: the CUDA twin does not compile: {first.strip()}")
+        _refuse_build(kernel, params, text)
     if re.search(r"warning", text, re.IGNORECASE):
         raise RuntimeError(f"nvcc warnings for {kernel} {params}:\n{text}")
     return parse_ptxas(text)
@@ -206,8 +214,7 @@ def compile_twin(kernel: str, params: dict, source: Path | None = None) -> Compi
         res = subprocess.run(args, capture_output=True, text=True)
         text = res.stdout + res.stderr
         if res.returncode != 0:
-            first = next((ln for ln in text.splitlines() if "error" in ln), text.strip()[:200])
-            raise KernelConfigError(f"{kernel} {params}: the CUDA twin does not compile: {first.strip()}")
+            _refuse_build(kernel, params, text)
         ptxas = parse_ptxas(text)
         listing = sass_text(cubin)
     sass = function_sass(listing, kernel)
