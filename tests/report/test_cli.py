@@ -154,7 +154,7 @@ def test_run_sets_every_section_beside_the_h200_record(capsys):
     req = "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"
     assert _cells(text, req)[1] == _cells(text, req)[3] == f"{int(rec['metrics'][req]):,}"
     assert _cells(text, "launch__registers_per_thread")[2] == str(int(rec["metrics"]["launch__registers_per_thread"]))
-    assert _cells(text, "BAR.SYNC")[3] == f"{rec['inst_executed_per_opcode_with_modifier']['BAR.SYNC.DEFER_BLOCKING']:,}"
+    assert _cells(text, "BAR.SYNC.DEFER_BLOCKING")[3] == f"{rec['inst_executed_per_opcode_with_modifier']['BAR.SYNC.DEFER_BLOCKING']:,}"
     dram = _cells(text, "dram__bytes_read.sum")
     assert dram[1] == "byte" and dram[3] == f"{rec['metrics']['dram__bytes_read.sum']:,.0f}"
     assert _cells(text, "gpusim__l1tex_busy.pct (LSU requests in the L1TEX stage)")[3] == "-"

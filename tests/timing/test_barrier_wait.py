@@ -32,7 +32,7 @@ def engine_arrivals(policy: str, slabs: int = 8) -> tuple[np.ndarray, np.ndarray
     tr, lw, gpu = first_round_window("regtile1d", 4096, slabs, policy)
     t = run_lowered(lw, gpu)
     ops = np.array(tr.opcodes)[tr.rows["op"][t.trace_row]].astype(str)
-    bar = ops == "BAR.SYNC"
+    bar = np.char.startswith(ops, "BAR.SYNC")
     at = np.stack([np.sort(t.issue_cycle[bar & (t.row_warp == w)]) for w in range(len(t.warps))])
     at = at.reshape(-1, WARPS, at.shape[1])       # [CTAs, warps, barriers], warps in CTA order
     assert (t.warps[:, 1].reshape(-1, WARPS) == np.arange(WARPS)).all()
@@ -97,7 +97,7 @@ def engine_load_times(dram_rows: str) -> np.ndarray:
     ops = np.array(tr.opcodes)[tr.rows["op"][t.trace_row]].astype(str)
     lat = []
     for w in range(len(t.warps)):
-        bar = np.sort(t.issue_cycle[(ops == "BAR.SYNC") & (t.row_warp == w)])
+        bar = np.sort(t.issue_cycle[np.char.startswith(ops, "BAR.SYNC") & (t.row_warp == w)])
         sts = np.sort(t.issue_cycle[np.char.startswith(ops, "STS") & (t.row_warp == w)])
         first_sts = sts[::len(sts) // 16][:16]
         lat.append(first_sts[1:] - bar[1::2][:15])
