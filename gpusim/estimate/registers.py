@@ -11,8 +11,7 @@ import functools
 import json
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
-STATIC_DIR = REPO / "traces" / "static"
+from gpusim.paths import SOURCE_ROOT as REPO, STATIC_DIR  # noqa: F401  (REPO: the checkout, for tests)
 
 
 def _records():

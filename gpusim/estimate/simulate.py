@@ -237,7 +237,8 @@ def simulate(kernel: str | KernelSpec, M: int, N: int | None = None, K: int | No
     })
     err = None
     if regs is None:
-        notes.append("registers per thread unknown (no ptxas record for these parameters and no nvcc): "
+        notes.append("registers per thread unknown (no ptxas record for these parameters, and no compiler to "
+                     "make one): "
                      "the register limit on occupancy is left out")
     if not sampled:
         ref = (np.float64(alpha) * (A.reshape(M, K).astype(np.float64) @ B.reshape(K, N))

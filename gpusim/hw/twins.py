@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from gpusim.errors import UnknownKernel
+from gpusim.paths import CUDA_DIR
 from gpusim.sass import compile as _compile
 
 REPO = Path(__file__).resolve().parents[2]
@@ -28,7 +29,7 @@ def _spec(name: str):
 def twin_names() -> list[str]:
     """Kernels with both a Python version and a CUDA twin, in the kernel list's order."""
     from gpusim.kernel.spec import list_kernels
-    return [n for n in list_kernels() if (REPO / "kernels_cuda" / f"{n}.cu").is_file()]
+    return [n for n in list_kernels() if (CUDA_DIR / f"{n}.cu").is_file()]
 
 
 def default_params(name: str) -> dict:
@@ -42,7 +43,7 @@ def resolve_params(name: str, overrides: dict | None) -> dict:
 def geometry(name: str, params: dict, M: int, N: int, K: int) -> tuple[tuple, tuple, str]:
     """(grid, block, source) as 3-tuples."""
     spec = _spec(name)
-    if not (REPO / "kernels_cuda" / f"{name}.cu").is_file():
+    if not (CUDA_DIR / f"{name}.cu").is_file():
         raise UnknownKernel(f"{name}: no CUDA twin kernels_cuda/{name}.cu")
     spec.check(M, N, K, **params)
     grid, block = spec.launch(M, N, K, **params)

@@ -18,8 +18,8 @@ from gpusim.errors import UnsupportedOperation
 PIPES = ("fma", "fmaheavy", "alu", "lsu", "cbu", "adu", "uniform", "xu")
 PIPE_ID = {p: i for i, p in enumerate(PIPES)}
 
-SPACE_NONE, SPACE_GLOBAL, SPACE_SHARED = 0, 1, 2
-SPACE_NAMES = ("none", "global", "shared")
+SPACE_NONE, SPACE_GLOBAL, SPACE_SHARED, SPACE_LOCAL = 0, 1, 2, 3
+SPACE_NAMES = ("none", "global", "shared", "local")
 
 # base opcode -> pipe. FFMA/FMUL/FADD issue to FMA-heavy or FMA-lite; IMAD only
 # to FMA-heavy [F-302018]; the rest per the CUDA binary utilities' opcode list.
@@ -37,7 +37,7 @@ BASE_PIPE = {
     "USEL": "uniform", "R2UR": "uniform", "UPRMT": "uniform", "UFLO": "uniform",
     "BRA": "cbu", "EXIT": "cbu", "BSSY": "cbu", "BSYNC": "cbu", "NOP": "cbu",
     "WARPSYNC": "cbu", "BAR": "cbu", "CALL": "cbu", "RET": "cbu",
-    "LDG": "lsu", "STG": "lsu", "LDS": "lsu", "STS": "lsu",
+    "LDG": "lsu", "STG": "lsu", "LDS": "lsu", "STS": "lsu", "LDL": "lsu", "STL": "lsu",
 }
 REFUSED = {"ATOM", "ATOMS", "ATOMG", "RED", "YIELD", "NANOSLEEP", "CCTL", "MEMBAR"}
 
@@ -70,11 +70,11 @@ def _parse(name: str) -> Opcode:
     if base not in BASE_PIPE:
         raise UnsupportedOperation(f"unknown SASS opcode {name!r} (add it to gpusim/kernel/opcodes.py)")
     pipe = BASE_PIPE[base]
-    if base in ("LDG", "STG", "LDS", "STS"):
-        space = SPACE_GLOBAL if base in ("LDG", "STG") else SPACE_SHARED
+    if base in ("LDG", "STG", "LDS", "STS", "LDL", "STL"):
+        space = {"G": SPACE_GLOBAL, "S": SPACE_SHARED, "L": SPACE_LOCAL}[base[2]]
         mods = name.split(".")[1:]
         nbytes = {"64": 8, "128": 16}.get(next((m for m in mods if m in ("64", "128")), ""), 4)
-        return Opcode(name, pipe, space, base in ("STG", "STS"), nbytes)
+        return Opcode(name, pipe, space, base in ("STG", "STS", "STL"), nbytes)
     return Opcode(name, pipe, is_barrier=(base == "BAR"))
 
 

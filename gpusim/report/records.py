@@ -29,7 +29,7 @@ MICRO_SCHEMA = "gpusim.hw.micro/1"
 SCHEMAS = (SCHEMA, MICRO_SCHEMA)
 
 REPO = Path(__file__).resolve().parents[2]
-HW_DIR = REPO / "traces" / "hw"
+from gpusim.paths import HW_DIR  # noqa: E402  (found the same way in a checkout and a wheel)
 
 # field -> accepted types (None: any JSON value)
 PROVENANCE = {

@@ -25,9 +25,7 @@ from pathlib import Path
 
 from gpusim.errors import GpusimError, KernelConfigError, LaunchError
 
-REPO = Path(__file__).resolve().parents[2]
-STATIC_DIR = REPO / "traces" / "static"
-CUDA_DIR = REPO / "kernels_cuda"
+from gpusim.paths import CUDA_DIR, SOURCE_ROOT as REPO, STATIC_DIR
 NVCC_FLAGS = ["-arch=sm_90", "-O3", "-cubin", "-Xptxas", "-v"]
 RECORDED_NVCC = "13.0.88"          # the compiler of the committed records and the H200 runs
 
@@ -194,7 +192,7 @@ def compile_twin(kernel: str, params: dict, source: Path | None = None) -> Compi
     for these parameters (a static_assert, say)."""
     src = source or CUDA_DIR / f"{kernel}.cu"
     if not src.is_file():
-        raise CompilerMissing(f"{kernel}: no CUDA twin at {src.name}, so there is no SASS to run")
+        raise CompilerMissing(f"{kernel}: no CUDA twin ({src} does not exist), so there is no SASS to run")
     nvcc, cuobjdump, nvdisasm = find_tool("nvcc"), find_tool("cuobjdump"), find_tool("nvdisasm")
     if nvcc is None or cuobjdump is None or nvdisasm is None:
         missing = " and ".join(t for t, p in (("nvcc", nvcc), ("cuobjdump", cuobjdump), ("nvdisasm", nvdisasm))

@@ -32,6 +32,9 @@ import os
 _DATA_DEPS_ONLY = bool(os.environ.get("GPUSIM_DATA_DEPS_ONLY"))
 MAX_PERIOD = 16
 SHARED_RESERVED = 0x400          # sm_90 keeps the first 1 KiB of a CTA's shared window for the system
+LOCAL_TOP = 0xFFFC00             # the stack pointer a thread starts with (constant bank 0, 0x28)
+LOCAL_WINDOW = 0x10000           # bytes of local memory below it a thread may use here
+LOCAL_PHYS = 0x7E00_0000_0000    # where the trace places local memory, interleaved by lane (see State.local_rows)
 _LINE = 128
 
 
@@ -108,6 +111,7 @@ class State:
         self.shared_end = SHARED_RESERVED + shared_bytes
         self.shared = np.zeros(self.shared_end // 4 + 4, np.uint32)
         self.memory = memory
+        self.local = None                # per-lane local memory (spills, stack arrays), made on first use
         self.dry = False                 # a trial run: no memory is written, loads read zeros
 
     def const32(self, off: int):
@@ -124,9 +128,26 @@ class State:
                                        "is not emulated")
         return v
 
+    def _local(self, a, nbytes, ins, what):
+        lo = LOCAL_TOP - LOCAL_WINDOW
+        bad = (a < lo) | (a + nbytes > LOCAL_TOP) | (a % nbytes != 0)
+        if bad.any():
+            x = int(a[np.flatnonzero(bad)[0]])
+            raise SassMemoryError(f"SASS /*{ins.pc:04x}*/ {ins.text}: local {what} of {nbytes} B at 0x{x:x}, "
+                                  f"outside the {LOCAL_WINDOW} B below the stack top (or misaligned)")
+        if self.local is None:
+            self.local = np.zeros((LOCAL_WINDOW // 4, self.lanes), np.uint32)
+        return (a - lo) // 4
+
     def load(self, space, addr, nbytes, on, ins):
         a = addr[on]
         out = np.zeros((nbytes // 4, self.lanes), np.uint32)
+        if space == "local":
+            w = self._local(a, nbytes, ins, "load")
+            lanes = np.flatnonzero(on)
+            for j in range(nbytes // 4):
+                out[j, lanes] = self.local[w + j, lanes]
+            return out
         if space == "global":
             vals = self.memory.load(a, nbytes, ins) if not self.dry else None
         else:
@@ -139,6 +160,13 @@ class State:
     def store(self, space, addr, nbytes, vals, on, ins):
         a = addr[on]
         v = vals[:, on]
+        if space == "local":          # private to each thread: written even in a trial (it is restored)
+            w = self._local(a, nbytes, ins, "store")
+            if not self.dry:
+                lanes = np.flatnonzero(on)
+                for j in range(nbytes // 4):
+                    self.local[w + j, lanes] = v[j]
+            return
         if space == "global":
             if not self.dry:
                 self.memory.store(a, nbytes, v, ins)
@@ -256,6 +284,8 @@ class CtaRun:
         self.writer: dict = {}
         self.taint: set = set()
         self.data_pcs: set = set()       # instructions whose guard, branch or address is data
+        self.local_clean: dict = {}      # local byte offset -> it holds a value that is not data
+        self.local_pcs: set = set()      # local stores of values that are not data (spilled pointers, counters)
         self.loops: dict = {}
         self.notes: list[str] = []
         self.steps = 0
@@ -364,19 +394,48 @@ class CtaRun:
             g.blocked = True
             return
         addr = None
+        data = h.data
         if on is lanes or on.any():
             if h.addr_regs and any(r in self.taint for r in h.addr_regs):
                 self.data_pcs.add(ins.pc)
             addr = h.run(self.st, on)
+            if h.space == "local":
+                data = self._local_taint(h, addr, on, ins)
+                addr = self._local_rows(addr, on, h.nbytes)
         elif h.kind in ("load", "store"):
             addr = np.full(self.st.lanes, -1, np.int64)
         self._record(idx, lanes, on, addr, h)
         if h.writes:
-            if h.data or (self.taint and any(r in self.taint for r in h.reads)):
+            if data or (self.taint and any(r in self.taint for r in h.reads)):
                 self.taint.update(h.writes)
             elif self.taint:
                 self.taint.difference_update(h.writes)
         g.pc += 16
+
+    def _local_taint(self, h, addr, on, ins) -> bool:
+        """Whether a local load's result is data: local memory keeps, per byte offset, whether what was
+        stored there was (spilled accumulators are; a spilled pointer is not, and a loop that keeps
+        one there is not sampled: the sampler cannot step local memory)."""
+        off = int(addr[on][0])
+        span = range(off, off + h.nbytes, 4)
+        if h.kind == "store":
+            clean = not any(r in self.taint for r in h.reads if r not in h.addr_regs)
+            for x in span:
+                self.local_clean[x] = clean
+            if clean:
+                self.local_pcs.add(ins.pc)
+            return False
+        return not any(self.local_clean.get(x, False) for x in span)
+
+    def _local_rows(self, addr, on, nbytes):
+        """Local addresses as the trace costs them: each warp's local memory interleaved by lane, so
+        that the same offset in every lane is one contiguous run (32 x nbytes bytes)."""
+        lo = LOCAL_TOP - LOCAL_WINDOW
+        lane = np.arange(self.st.lanes)
+        off = np.where(on, addr - lo, 0)
+        phys = (LOCAL_PHYS + (lane // 32) * (32 * LOCAL_WINDOW) + (off // nbytes) * (32 * nbytes)
+                + (lane % 32) * nbytes)
+        return np.where(on, phys, -1)
 
     def _release_barrier(self):
         for g in self.groups:
@@ -453,10 +512,13 @@ class CtaRun:
             return
         p, delta = found
         region = {pc for pc in self.data_pcs if header <= pc <= bra_pc}
-        if region:
+        spilled = {pc for pc in self.local_pcs if header <= pc <= bra_pc}
+        if region or spilled:
             loop.done = True
-            self.notes.append(f"loop at 0x{header:04x}: its control or addresses depend on loaded data "
-                              f"(0x{min(region):04x}); run in full")
+            self.notes.append(
+                f"loop at 0x{header:04x}: " + (f"its control or addresses depend on loaded data (0x{min(region):04x})"
+                                               if region else f"it keeps addresses or counters in local memory "
+                                               f"(spills, 0x{min(spilled):04x})") + "; run in full")
             return
         self._skip(loop, header, bra_pc, p, delta, reweight=self.window is None)
 

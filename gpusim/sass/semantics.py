@@ -540,8 +540,11 @@ def _width(mods) -> int:
     return 4
 
 
+_SPACE = {"G": "global", "S": "shared", "L": "local"}
+
+
 def _ld(ins, b, mods, o):
-    space = "global" if b == "LDG" else "shared"
+    space = _SPACE[b[2]]
     if any(m in mods for m in ("U8", "S8", "U16", "S16")):
         _refuse(ins, "sub-word loads")
     nb = _width(mods)
@@ -562,7 +565,7 @@ def _ld(ins, b, mods, o):
 
 
 def _st(ins, b, mods, o):
-    space = "global" if b == "STG" else "shared"
+    space = _SPACE[b[2]]
     if any(m in mods for m in ("U8", "S8", "U16", "S16")):
         _refuse(ins, "sub-word stores")
     nb = _width(mods)
@@ -590,5 +593,5 @@ _BUILDERS = {
     "LOP3": _lop3, "ULOP3": _lop3, "PLOP3": _plop3, "UPLOP3": _plop3,
     "ISETP": _isetp, "UISETP": _isetp, "VIMNMX": _vimnmx, "IMNMX": _vimnmx, "SEL": _sel, "USEL": _sel,
     "FFMA": _fp, "FMUL": _fp, "FADD": _fp,
-    "LDG": _ld, "LDS": _ld, "STG": _st, "STS": _st,
+    "LDG": _ld, "LDS": _ld, "STG": _st, "STS": _st, "LDL": _ld, "STL": _st,
 }

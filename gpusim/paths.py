@@ -1,0 +1,25 @@
+"""Where gpusim finds what a prediction reads: the committed SASS (traces/static), the hardware and
+microbenchmark records (traces/hw) and the CUDA twins (kernels_cuda/*.cu).
+
+In a source checkout (and an editable install) they are the checkout's own folders; an installed
+wheel carries a copy under gpusim/data/ (setup.py copies them in at build time). Both are found the
+same way, so a prediction does not depend on how gpusim was installed."""
+from __future__ import annotations
+
+from pathlib import Path
+
+SOURCE_ROOT = Path(__file__).resolve().parents[1]
+PACKAGE_DATA = Path(__file__).resolve().parent / "data"
+
+
+def data_root() -> Path:
+    """The checkout when gpusim runs from one, else the wheel's gpusim/data."""
+    if (SOURCE_ROOT / "traces").is_dir() and (SOURCE_ROOT / "kernels_cuda").is_dir():
+        return SOURCE_ROOT
+    return PACKAGE_DATA
+
+
+DATA_ROOT = data_root()
+STATIC_DIR = DATA_ROOT / "traces" / "static"
+HW_DIR = DATA_ROOT / "traces" / "hw"
+CUDA_DIR = DATA_ROOT / "kernels_cuda"
