@@ -180,14 +180,17 @@ def device_dir(device: str = "h200") -> Path:
 def hw_record(kernel: str, size: int, device: str = "h200", params: dict | None = None) -> HwRecord:
     """The committed record of `kernel` at M = N = K = size: with its default parameters, or with
     `params` where they differ from the defaults (a held-out variant, under traces/hw/<device>/variants/,
-    named by records.record_name)."""
+    or a set of the parameter sweep, sweep/; named by records.record_name)."""
     defaults = None
     if params:
         from gpusim.kernel.spec import get_kernel
         defaults = dict(get_kernel(kernel).params)
     full = {**(defaults or {}), **(params or {})}
     if defaults is not None and full != defaults:
-        p = device_dir(device) / "variants" / record_name(kernel, size, full, defaults)
+        name = record_name(kernel, size, full, defaults)
+        p = device_dir(device) / "variants" / name
+        if not p.exists() and (device_dir(device) / "sweep" / name).exists():
+            p = device_dir(device) / "sweep" / name      # the parameter sweep (counts of on-demand SASS)
     else:
         p = device_dir(device) / f"{kernel}_{int(size)}.json"
     if not p.exists():
