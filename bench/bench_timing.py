@@ -106,6 +106,9 @@ def main():
                     help="the held-out tile-parameter variants (traces/hw/h200/variants/) instead of the ladder")
     ap.add_argument("--shapes", action="store_true",
                     help="the held-out non-square shapes (traces/hw/h200/shapes/) instead of the ladder")
+    ap.add_argument("--sweep", action="store_true",
+                    help="the parameter sweep (traces/hw/h200/sweep/, 2048, SASS compiled on demand) instead of "
+                         "the ladder; the spilling set is left out (its loop runs in full: minutes)")
     ap.add_argument("--frontend", default="auto", choices=("auto", "sass", "python"),
                     help="the instruction stream: the compiled twin's SASS (auto, sass) or the Python kernel's "
                          "own (python: the hand-written issue order and SASS tables)")
@@ -124,7 +127,17 @@ def main():
     if a.shapes:
         return shapes(a.kernels.split(","), **kw)
     sizes = [int(s) for s in a.sizes.split(",")]
-    cases = variant_cases(a.kernels.split(","), sizes) if a.variants else {
+    if a.sweep:
+        sizes = [2048]
+        cases = {}
+        for f in sorted((ROOT / "traces/hw/h200/sweep").glob("*.json")):
+            rec = json.loads(f.read_text())
+            if rec["kernel"] in a.kernels.split(",") and not rec["ptxas"].get("spill_stores"):
+                cases[f.stem.rsplit("_", 1)[0], rec["M"]] = (rec["kernel"], rec["params"], f)
+    elif a.variants:
+        cases = variant_cases(a.kernels.split(","), sizes)
+    else:
+        cases = {
         (k, n): (k, None, ROOT / f"traces/hw/h200/{k}_{n}.json") for k in a.kernels.split(",") for n in sizes}
     kernels = list(dict.fromkeys(label for label, _ in cases))
     res, walls = {}, {}

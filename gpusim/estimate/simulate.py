@@ -166,6 +166,9 @@ def simulate(kernel: str | KernelSpec, M: int, N: int | None = None, K: int | No
     if frontend not in ("auto", "python", "sass"):
         raise KernelConfigError(f"frontend must be 'auto', 'sass' or 'python', got {frontend!r}")
     notes = []
+    if frontend == "python":
+        notes.append("instruction stream: the Python kernel's own (frontend='python'): what its source does, "
+                     "not what ptxas made of the twin")
     if frontend != "python":
         from gpusim.sass import frontend as sass_fe
         from gpusim.sass.compile import CompilerMissing

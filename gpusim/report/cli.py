@@ -46,7 +46,7 @@ def cmd_run(a):
     with render.progress_bar(f"simulating {a.kernel}", enabled=not a.json) as prog:
         # the timing's cache model reads the trace: kept, it need not be simulated a second time
         r = simulate(a.kernel, M, N, K, arch=a.arch, params=_params(a.param), mode=a.mode,
-                     keep_trace=bool(a.save_trace) or not a.no_time, progress=prog)
+                     keep_trace=bool(a.save_trace) or not a.no_time, progress=prog, frontend=a.frontend)
     if a.save_trace:
         r.trace.save(a.save_trace)
     pred = None
@@ -159,6 +159,9 @@ def build_parser():
                    "(default traces/sim/KERNEL_MxNxK.json)")
     r.add_argument("--save-trace", metavar="PATH.npz", help="save the simulated CTAs' per-warp trace")
     r.add_argument("--no-time", action="store_true", help="counts only: skip the whole-kernel time prediction")
+    r.add_argument("--frontend", default="auto", choices=("auto", "sass", "python"),
+                   help="instruction stream: the twin's SASS (committed, cached or compiled now; auto falls back "
+                        "to the Python kernel's own, and says so) or the Python kernel's own")
     r.set_defaults(func=cmd_run)
 
     ls = sub.add_parser("list", help="list the kernels and their parameters")
