@@ -334,21 +334,25 @@ class CtaRun:
 
     # ------------------------------------------------------------ execution
 
+    def _next_group(self) -> _Group:
+        """The group to run next: the lowest address among those not waiting at a barrier (released
+        when all wait), with the threads of other groups at the same address joining it."""
+        ready = [g for g in self.groups if not g.blocked]
+        while not ready:
+            self._release_barrier()
+            ready = list(self.groups)
+        g = min(ready, key=lambda x: x.pc)
+        for o in ready:
+            if o is not g and o.pc == g.pc:
+                g.lanes = g.lanes | o.lanes
+                self.groups.remove(o)
+        return g
+
     def run(self, max_steps: int = 200_000_000):
-        groups = self.groups
         instrs = self.prog.instrs
         n_instr = len(instrs)
-        while groups:
-            ready = [g for g in groups if not g.blocked]
-            if not ready:
-                self._release_barrier()
-                continue
-            g = min(ready, key=lambda x: x.pc)
-            # threads of other groups at the same pc join this one
-            for o in ready:
-                if o is not g and o.pc == g.pc:
-                    g.lanes = g.lanes | o.lanes
-                    groups.remove(o)
+        while self.groups:
+            g = self._next_group()
             idx = g.pc // 16
             if idx >= n_instr:
                 raise GpusimError(f"{self.prog.name}: execution ran past the end of the SASS")
@@ -657,15 +661,7 @@ class CtaRun:
         try:
             steps = 0
             while self.groups and steps < max_steps:
-                ready = [g for g in self.groups if not g.blocked]
-                if not ready:
-                    self._release_barrier()
-                    continue
-                g = min(ready, key=lambda x: x.pc)
-                for o in ready:
-                    if o is not g and o.pc == g.pc:
-                        g.lanes = g.lanes | o.lanes
-                        self.groups.remove(o)
+                g = self._next_group()
                 if not header <= g.pc <= bra_pc:
                     break
                 idx = g.pc // 16
