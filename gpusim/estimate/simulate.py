@@ -239,6 +239,12 @@ def simulate(kernel: str | KernelSpec, M: int, N: int | None = None, K: int | No
         "launch__waves_per_multiprocessor": occ.waves(n_ctas, gpu.sm_count),
     })
     err = None
+    if ptx and (ptx.get("spill_stores") or ptx.get("spill_loads")):
+        notes.append(f"ptxas spills {ptx.get('spill_stores', 0)} B of stores and {ptx.get('spill_loads', 0)} B of "
+                     "loads per thread: local-memory instructions (LDL/STL) are counted under "
+                     "*_mem_local_* and timed as L1 hits on the LG path" if frontend == "sass" else
+                     f"ptxas spills {ptx.get('spill_stores', 0)} B per thread, which the Python kernel does not "
+                     "issue: its counts leave local memory out")
     if regs is None:
         notes.append("registers per thread unknown (no ptxas record for these parameters, and no compiler to "
                      "make one): "

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from gpusim.kernel.opcodes import TABLE, SPACE_GLOBAL, SPACE_SHARED, base_opcode
+from gpusim.kernel.opcodes import TABLE, SPACE_GLOBAL, SPACE_LOCAL, SPACE_SHARED, base_opcode
 
 
 
@@ -24,16 +24,18 @@ def count_metrics(trace) -> tuple[dict, dict]:
         sel = sel & on
         return int((w[sel] * (rows[field][sel] if field else 1)).sum())
 
-    for space_id, sname in ((SPACE_GLOBAL, "global"), (SPACE_SHARED, "shared")):
+    for space_id, sname in ((SPACE_GLOBAL, "global"), (SPACE_SHARED, "shared"), (SPACE_LOCAL, "local")):
+        if space_id == SPACE_LOCAL and not (sp == SPACE_LOCAL).any():
+            continue                 # no local memory (no spills): no rows of zeros
         for store, dname in ((False, "ld"), (True, "st")):
             sel = (sp == space_id) & (st == store)
             m[f"smsp__sass_inst_executed_op_{sname}_{dname}.sum"] = total(sel)
             # thread-level 32-bit values: the unit the seeds count "loads" in
             m[f"gpusim__values_mem_{sname}_op_{dname}.sum"] = int((w[sel] * words[sel]).sum())
-            if space_id == SPACE_GLOBAL:
-                m[f"l1tex__t_requests_pipe_lsu_mem_global_op_{dname}.sum"] = total(sel)
-                m[f"l1tex__t_sectors_pipe_lsu_mem_global_op_{dname}.sum"] = total(sel, "sectors")
-                m[f"gpusim__lines_mem_global_op_{dname}.sum"] = total(sel, "lines")
+            if space_id in (SPACE_GLOBAL, SPACE_LOCAL):
+                m[f"l1tex__t_requests_pipe_lsu_mem_{sname}_op_{dname}.sum"] = total(sel)
+                m[f"l1tex__t_sectors_pipe_lsu_mem_{sname}_op_{dname}.sum"] = total(sel, "sectors")
+                m[f"gpusim__lines_mem_{sname}_op_{dname}.sum"] = total(sel, "lines")
             else:
                 wf = total(sel, "wavefronts")
                 ideal = total(sel, "ideal_wavefronts")

@@ -17,7 +17,7 @@ from numba import njit
 
 from gpusim.arch import GPU
 from gpusim.errors import GpusimError
-from gpusim.kernel.opcodes import TABLE, SPACE_GLOBAL, SPACE_SHARED
+from gpusim.kernel.opcodes import TABLE, SPACE_GLOBAL, SPACE_LOCAL, SPACE_SHARED
 from gpusim.timing import engine as E
 from gpusim.timing.control_codes import row_gaps
 from gpusim.timing.register_banks import row_banks
@@ -85,7 +85,7 @@ def _op_tables(opcodes: list[str], arch: GPU):
             cls[i] = E.C_STS if op.is_store else E.C_LDS
             # a shared load's "latency" column holds the registers it writes per lane (engine R_LAT)
             lat[i] = 0 if op.is_store else max(1, op.bytes_per_lane // 4)
-        elif op.space == SPACE_GLOBAL:
+        elif op.space in (SPACE_GLOBAL, SPACE_LOCAL):    # local memory (spills) takes the LG path as global
             cls[i] = E.C_STG if op.is_store else E.C_LDG
         elif op.is_barrier:
             cls[i] = E.C_BAR
@@ -205,7 +205,7 @@ def _load_lines(trace: Trace, take: np.ndarray, line_bytes: int):
     rows = trace.rows[take]
     space, is_store, _, _, _ = TABLE.arrays()
     op = rows["op"].astype(np.int64)
-    sel = np.flatnonzero((space[op] == SPACE_GLOBAL) & ~is_store[op] & (rows["mem"] >= 0))
+    sel = np.flatnonzero(np.isin(space[op], (SPACE_GLOBAL, SPACE_LOCAL)) & ~is_store[op] & (rows["mem"] >= 0))
     counts = np.zeros(len(take), np.int64)
     if sel.size == 0:
         return np.zeros(len(take) + 1, np.int64), np.zeros(0, np.int64)

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from gpusim.errors import RecordError
-from gpusim.kernel.opcodes import TABLE, SPACE_GLOBAL, SPACE_SHARED
+from gpusim.kernel.opcodes import TABLE, SPACE_GLOBAL, SPACE_LOCAL, SPACE_SHARED
 from gpusim.memory import global_sectors_and_lines, shared_wavefronts
 
 ROW_DTYPE = np.dtype([
@@ -136,7 +136,7 @@ def cost_rows(rows: np.ndarray, addr: np.ndarray):
         sel = idx[ops == op]
         a = addr[rows["mem"][sel]]
         nb = int(nbytes[op])
-        if space[op] == SPACE_GLOBAL:
+        if space[op] in (SPACE_GLOBAL, SPACE_LOCAL):      # local memory goes through L1TEX as global does
             s, l = global_sectors_and_lines(a, nb)
             rows["sectors"][sel], rows["lines"][sel] = s, l
         elif space[op] == SPACE_SHARED:
