@@ -296,7 +296,7 @@ def time_round(result, gpu: GPU, r: int, levels: _Levels, windows=(W1, W2), full
         return float(t.cycles), _state_vec(t), trips, None, t, bidx, t.op_state_cycles, None
     tr1, trips, e1 = window_trace(result, bidx, w1)
     t1 = _time(tr1, gpu, levels, n_sm, ptxas, not_issued, groups=grp)
-    if trips <= w2:
+    if trips <= w2 or e1 >= trips:       # short, or a loop the SASS front-end could not cut (it said why)
         if e1 < trips:
             tr, _, _ = window_trace(result, bidx, None)
             t1 = _time(tr, gpu, levels, n_sm, ptxas, not_issued, groups=grp)
