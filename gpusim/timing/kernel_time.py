@@ -296,12 +296,14 @@ def time_round(result, gpu: GPU, r: int, levels: _Levels, windows=(W1, W2), full
         return float(t.cycles), _state_vec(t), trips, None, t, bidx, t.op_state_cycles, None
     tr1, trips, e1 = window_trace(result, bidx, w1)
     t1 = _time(tr1, gpu, levels, n_sm, ptxas, not_issued, groups=grp)
-    if trips <= w2 or e1 >= trips:       # short, or a loop the SASS front-end could not cut (it said why)
+    tr2 = e2 = None
+    if trips > w2 and e1 < trips:
+        tr2, _, e2 = window_trace(result, bidx, w2)
+    if tr2 is None or e2 <= e1:      # short, or a loop the SASS front-end could not cut (it said why)
         if e1 < trips:
             tr, _, _ = window_trace(result, bidx, None)
             t1 = _time(tr, gpu, levels, n_sm, ptxas, not_issued, groups=grp)
         return float(t1.cycles), _state_vec(t1), trips, None, t1, bidx, t1.op_state_cycles, None
-    tr2, _, e2 = window_trace(result, bidx, w2)
     t2 = _time(tr2, gpu, levels, n_sm, ptxas, not_issued, groups=grp)
     # the windows' recorded trips (e1, e2): the SASS front-end's include the loop's last trip
     per_trip = (t2.cycles - t1.cycles) / (e2 - e1)

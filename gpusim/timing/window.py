@@ -40,7 +40,8 @@ class Window:
 
     def describe(self) -> str:
         return (f"{len(self.ctas)} CTA(s) resident on one SM ({', '.join(map(str, self.ctas))}), "
-                f"first {self.iterations} trips of each K loop, {self.timing.cycles:,} cycles")
+                f"first {self.iterations} trips of its longest loop (the SASS's: and its last), "
+                f"{self.timing.cycles:,} cycles")
 
     def warp_metrics(self, i: int) -> dict:
         """Warp i's cycles per issued instruction in total and in each state (ncu's ratio names)."""

@@ -78,12 +78,20 @@ def test_no_cupy_refuses_clearly(monkeypatch):
         hwgpu.cupy()
 
 
-def test_geometry_matches_the_twins_table():
-    for name in twins.twin_names():
+def test_twins_are_found_and_their_geometry_is_their_spec():
+    """Every kernel with a kernels_cuda/<name>.cu is a twin (no table lists them), with the launch its
+    Python spec declares, and its defaults' SASS committed."""
+    from gpusim.kernel import get_kernel
+    from gpusim.paths import STATIC_DIR
+    names = twins.twin_names()
+    assert {"naive", "regtile2d", "regblock", "dbuf"} <= set(names)
+    for name in names:
+        spec = get_kernel(name)
         p = twins.default_params(name)
-        grid, block, _ = twins.geometry(name, p, 4096, 4096, 4096)
-        bblock, bgrid = twins.build_module().launch_shape(name, p, 4096, 4096)
-        assert (grid, block) == (tuple(bgrid), tuple(bblock)), name
+        grid, block, src = twins.geometry(name, p, 4096, 4096, 4096)
+        g, b = spec.launch(4096, 4096, 4096, **p)
+        assert (grid, block) == (tuple(g) + (1,) * (3 - len(g)), tuple(b) + (1,) * (3 - len(b))), name
+        assert src == f"kernels_py/{name}.py" and (STATIC_DIR / f"{name}.sass").is_file()
 
 
 # ---------------------------------------------------------------- ncu parsing
