@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import functools
 import json
-from pathlib import Path
 
 from gpusim.paths import SOURCE_ROOT as REPO, STATIC_DIR  # noqa: F401  (REPO: the checkout, for tests)
 
