@@ -114,10 +114,13 @@ def test_shared_load_wavefronts(kernel, size, params):
     wavefronts than the addresses need at 2048 and 4096, none at 1024 (where the simulation is exact):
     the same kind of excess as the stores', from L1 traffic, not in the addresses. The simulation stays
     the addresses' count; the hardware may exceed it by 0.5 %. So may it for the parameter sweep, where
-    15 of 16 sets are within 0.05 % and regblock at BK=16 reads 0.18 % more (never less)."""
+    15 of 16 sets are within 0.05 % and regblock at BK=16 reads 0.18 % more (never less). The spilling
+    set's LDL/STL traffic goes through the same L1 data banks: the H200 counts 6.5 % more there."""
     s = sim(kernel, size, params).metrics["l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"]
     h = hw(kernel, size, params)["metrics"]["l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"]
-    if kernel == "dbuf" or (params and not (VARIANTS / record_name(kernel, size, dict(params),
+    if params and dict(params).get("TM") == 16:
+        assert s <= h <= 1.1 * s          # the spilling set (SLOW_SWEEP)
+    elif kernel == "dbuf" or (params and not (VARIANTS / record_name(kernel, size, dict(params),
                                                                     get_kernel(kernel).params)).exists()):
         assert s <= h <= 1.005 * s
     else:
