@@ -28,8 +28,6 @@ from gpusim.kernel.opcodes import TABLE
 from gpusim.sass import semantics
 from gpusim.sass.listing import Instr, back_edges
 
-import os
-_DATA_DEPS_ONLY = bool(os.environ.get("GPUSIM_DATA_DEPS_ONLY"))
 MAX_PERIOD = 16
 SHARED_RESERVED = 0x400          # sm_90 keeps the first 1 KiB of a CTA's shared window for the system
 LOCAL_TOP = 0xFFFC00             # the stack pointer a thread starts with (constant bank 0, 0x28)
@@ -325,12 +323,8 @@ class CtaRun:
         self.r_w.append(self.weight)
         seq = len(self.r_op) - 1
         if h is not None:
-            if _DATA_DEPS_ONLY and not h.data:
-                for r in h.writes:
-                    self.writer.pop(r, None)
-            else:
-                for r in h.writes:
-                    self.writer[r] = seq
+            for r in h.writes:
+                self.writer[r] = seq
 
     # ------------------------------------------------------------ execution
 
