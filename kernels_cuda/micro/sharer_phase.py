@@ -31,7 +31,7 @@ from micro_cli import provenance, gpu_provenance, out_or_record  # noqa: E402  (
 # (kernel, size, which blockIdx axis walks the rows of C: its CTAs share A's rows)
 CASES = [("regtile1d", 4096, "y"), ("regtile1d", 2048, "y"), ("regtile2d", 4096, "y"), ("vectorized", 4096, "y"),
          ("smemtile", 4096, "x"), ("smemtile", 2048, "x"),
-         # (2026-12-01, fifteenth session: the rest of the ladder's barrier kernels and sizes)
+         # (2026-12-01: the rest of the ladder's barrier kernels and sizes)
          ("regtile2d", 2048, "y"), ("vectorized", 2048, "y"), ("tiled32", 4096, "y"), ("tiled32", 2048, "y"),
          ("regblock", 4096, "y"), ("regblock", 2048, "y")]
 SLAB_MAX, SLAB_CTAS = 512, 16384      # as cta_stamp.cu's SLAB_MAX, SLAB_CTAS
