@@ -68,30 +68,26 @@ class GlobalMemory:
                                   f"0x{a:x} ({why}; lane {lane} of the group)")
         return k
 
-    def load(self, addr, nbytes, ins):
-        k = self._locate(addr, nbytes, ins, "load")
-        words = nbytes // 4
-        out = np.zeros((words, addr.shape[0]), np.uint32)
+    def _words(self, addr, nbytes, ins, what):
+        """(buffer words, lanes, first word of each of those lanes) per buffer with values."""
+        k = self._locate(addr, nbytes, ins, what)
         for ai in np.unique(k):
             al = self.allocs[ai]
-            if al.words is None:
-                continue
-            sel = k == ai
-            w0 = (addr[sel] - al.base) // 4
-            for j in range(words):
-                out[j, sel] = al.words[w0 + j]
+            if al.words is not None:
+                sel = k == ai
+                yield al.words, sel, (addr[sel] - al.base) // 4
+
+    def load(self, addr, nbytes, ins):
+        out = np.zeros((nbytes // 4, addr.shape[0]), np.uint32)
+        for words, sel, w0 in self._words(addr, nbytes, ins, "load"):
+            for j in range(nbytes // 4):
+                out[j, sel] = words[w0 + j]
         return out
 
     def store(self, addr, nbytes, vals, ins):
-        k = self._locate(addr, nbytes, ins, "store")
-        for ai in np.unique(k):
-            al = self.allocs[ai]
-            if al.words is None:
-                continue
-            sel = k == ai
-            w0 = (addr[sel] - al.base) // 4
+        for words, sel, w0 in self._words(addr, nbytes, ins, "store"):
             for j in range(nbytes // 4):
-                al.words[w0 + j] = vals[j, sel]
+                words[w0 + j] = vals[j, sel]
 
 
 class State:

@@ -338,13 +338,7 @@ def _imad(ins, b, mods, o):
         return Handler(run, reads, _regs(dst))
     if "MOV" in mods:
         return Handler(lambda st, on: w(st, c(st), on), _regs(o[3]), _regs(dst))
-    if "IADD" in mods:      # IMAD.IADD d, a, 1, c
-        pass
     return Handler(lambda st, on: w(st, a(st) * bb(st) + c(st), on), reads, _regs(dst))
-
-
-def _uimad(ins, b, mods, o):
-    return _imad(ins, b, mods, o)
 
 
 def _lea(ins, b, mods, o):
@@ -589,7 +583,7 @@ _BUILDERS = {
     "NOP": _nop, "BAR": _nop, "EXIT": _nop, "BRA": _nop, "BSSY": _nop, "BSYNC": _nop, "WARPSYNC": _nop,
     "MOV": _mov, "UMOV": _mov, "S2R": _s2r, "S2UR": _s2r, "CS2R": _cs2r, "LDC": _ldc, "ULDC": _ldc,
     "HFMA2": _hfma2, "IADD3": _iadd3, "UIADD3": _iadd3, "VIADD": _viadd,
-    "IMAD": _imad, "UIMAD": _uimad, "LEA": _lea, "ULEA": _lea, "SHF": _shf, "USHF": _shf,
+    "IMAD": _imad, "UIMAD": _imad, "LEA": _lea, "ULEA": _lea, "SHF": _shf, "USHF": _shf,
     "LOP3": _lop3, "ULOP3": _lop3, "PLOP3": _plop3, "UPLOP3": _plop3,
     "ISETP": _isetp, "UISETP": _isetp, "VIMNMX": _vimnmx, "IMNMX": _vimnmx, "SEL": _sel, "USEL": _sel,
     "FFMA": _fp, "FMUL": _fp, "FADD": _fp,
