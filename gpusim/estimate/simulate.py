@@ -60,7 +60,7 @@ class SimResult:
                 "params": self.params, "grid": list(self.grid), "block": list(self.block),
                 "mode": self.mode, "frontend": self.frontend, "metrics": self.metrics,
                 "inst_executed_per_opcode": self.inst_executed_per_opcode,
-                "time_ms": None, "cycles": None, "stalls": None}
+                "time_ms": None, "cycles": None, "stalls": None, "notes": list(self.notes)}
 
 
 def _classes(g: int, period: int, sampled: bool):

@@ -65,7 +65,9 @@ def cmd_run(a):
     if a.json:
         out = r.to_json()
         if pred is not None:
+            notes = out["notes"]
             out.update(pred.to_json())
+            out["notes"] = notes + [n for n in pred.notes if n not in notes]
             rec = render.h200_record(r)
             if rec is not None:     # what the H200 measured for this very launch, beside the prediction
                 out["h200"] = {"record": f"traces/hw/h200/{rec.path}", "time_ms": rec["time_ms_median"],

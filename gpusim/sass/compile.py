@@ -193,10 +193,9 @@ def compile_twin(kernel: str, params: dict, source: Path | None = None) -> Compi
     src = source or CUDA_DIR / f"{kernel}.cu"
     if not src.is_file():
         raise CompilerMissing(f"{kernel}: no CUDA twin ({src} does not exist), so there is no SASS to run")
-    nvcc, cuobjdump, nvdisasm = find_tool("nvcc"), find_tool("cuobjdump"), find_tool("nvdisasm")
-    if nvcc is None or cuobjdump is None or nvdisasm is None:
-        missing = " and ".join(t for t, p in (("nvcc", nvcc), ("cuobjdump", cuobjdump), ("nvdisasm", nvdisasm))
-                               if p is None)
+    missing = " and ".join(t for t in ("nvcc", "cuobjdump", "nvdisasm") if find_tool(t) is None)
+    nvcc = find_tool("nvcc")
+    if nvcc is None:
         raise CompilerMissing(
             f"{kernel} {params}: no committed SASS for these parameters and no {missing} to compile "
             "the twin; install the pinned compiler with `pip install 'gpusim[cuda]'`")
@@ -211,9 +210,13 @@ def compile_twin(kernel: str, params: dict, source: Path | None = None) -> Compi
         args = [nvcc, *NVCC_FLAGS, *[f"-DP_{k}={v}" for k, v in params.items()], "-o", str(cubin), str(src)]
         res = subprocess.run(args, capture_output=True, text=True)
         text = res.stdout + res.stderr
-        if res.returncode != 0:
+        if res.returncode != 0:     # the parameters' fault (a static_assert, too much shared memory)
             _refuse_build(kernel, params, text)
         ptxas = parse_ptxas(text)
+        if missing:                 # it compiles, but its SASS cannot be read here
+            raise CompilerMissing(
+                f"{kernel} {params}: no committed SASS for these parameters and no {missing} to read the "
+                "compiled twin's; install the pinned tools with `pip install 'gpusim[cuda]'`")
         listing = sass_text(cubin)
     sass = function_sass(listing, kernel)
     cdir.mkdir(parents=True, exist_ok=True)
