@@ -117,10 +117,16 @@ def _use_listing(kernel, p, comp, traces, size):
     use_listing(kernel, p, comp.sass, describe(comp), counts, size)
 
 
-def run_cta(spec, p, gpu, grid, block, bidx, weight, sampler, arrays, bases, problem, cta_id):
+def reference(spec, A, B, C0, M, N, K, alpha, beta) -> np.ndarray:
+    """What the kernel must compute, in float64: alpha * A @ B + beta * C (or A @ B, seed 000's)."""
+    AB = A.reshape(M, K).astype(np.float64) @ B.reshape(K, N)
+    return np.float64(alpha) * AB + np.float64(beta) * C0.reshape(M, N) if spec.uses_alpha_beta else AB
+
+
+def run_cta(spec, p, gpu, grid, block, bidx, weight, sampler, arrays, bases, problem, cta_id, sanitizer=None):
     """Run one CTA of the kernel; returns its per-warp trace and its static shared bytes."""
     M, N, K, alpha, beta = problem
-    k = Ctx(spec.name, grid, block, bidx, sampler, gpu.shared_per_block_static_bytes)
+    k = Ctx(spec.name, grid, block, bidx, sampler, gpu.shared_per_block_static_bytes, sanitizer)
     k._weight = weight
     g = [k.global_array(nm, arr, bases[nm]) for nm, arr in zip("ABC", arrays)]
     spec.fn(k, M, N, K, alpha, g[0], g[1], beta, g[2], **p)
@@ -130,7 +136,7 @@ def run_cta(spec, p, gpu, grid, block, bidx, weight, sampler, arrays, bases, pro
 def simulate(kernel: str | KernelSpec, M: int, N: int | None = None, K: int | None = None, *,
              arch: str | GPU = "h200", params: dict | None = None, mode: str = "auto",
              alpha: float = 1.0, beta: float = 0.5, seed: int = 0, keep_trace: bool = False,
-             progress=None, frontend: str = "auto") -> SimResult:
+             progress=None, frontend: str = "auto", sanitizer=None) -> SimResult:
     """Simulate `kernel` on an M x N x K SGEMM and return its counters (ncu names).
 
     mode: "full" (every CTA and iteration, and C checked against numpy),
@@ -142,6 +148,8 @@ def simulate(kernel: str | KernelSpec, M: int, N: int | None = None, K: int | No
     cached, or compiled now), whose instruction stream is what the hardware executes; "python"
     runs the kernel's Python version and counts what its source does; "auto" (default): the SASS
     where it can be had, else the Python version with a note saying so.
+    sanitizer: a `gpusim.kernel.sanitizer.Sanitizer` that watches the Python kernel's accesses
+    (needs mode="full" and frontend="python"; `gpusim.estimate.check` drives it).
     """
     t0 = time.perf_counter()
     spec = get_kernel(kernel)
@@ -165,6 +173,9 @@ def simulate(kernel: str | KernelSpec, M: int, N: int | None = None, K: int | No
     sampler = Sampler(sampled)
     if frontend not in ("auto", "python", "sass"):
         raise KernelConfigError(f"frontend must be 'auto', 'sass' or 'python', got {frontend!r}")
+    if sanitizer is not None and (sampled or frontend != "python"):
+        raise KernelConfigError("the sanitizer watches the Python kernel's every access: it needs "
+                                "mode='full' and frontend='python'")
     notes = []
     if frontend == "python":
         notes.append("instruction stream: the Python kernel's own (frontend='python'): what its source does, "
@@ -211,7 +222,7 @@ def simulate(kernel: str | KernelSpec, M: int, N: int | None = None, K: int | No
     else:
         for n_done, (bidx, w) in enumerate(ctas):
             t, smem = run_cta(spec, p, gpu, grid, block, bidx, w, sampler, (A, B, C), bases,
-                              (M, N, K, alpha, beta), n_done)
+                              (M, N, K, alpha, beta), n_done, sanitizer)
             traces.append(t)
             if progress:
                 progress(n_done + 1, len(ctas))
@@ -250,9 +261,7 @@ def simulate(kernel: str | KernelSpec, M: int, N: int | None = None, K: int | No
                      "make one): "
                      "the register limit on occupancy is left out")
     if not sampled:
-        ref = (np.float64(alpha) * (A.reshape(M, K).astype(np.float64) @ B.reshape(K, N))
-               + np.float64(beta) * C0.reshape(M, N)) if spec.uses_alpha_beta else \
-            A.reshape(M, K).astype(np.float64) @ B.reshape(K, N)
+        ref = reference(spec, A, B, C0, M, N, K, alpha, beta)
         err = float(np.linalg.norm(C.reshape(M, N) - ref) / np.linalg.norm(ref))
     return SimResult(spec.name, gpu.name, M, N, K, p, grid, block, mode, metrics, per_op, occ, reg_src,
                      len(ctas), time.perf_counter() - t0, bases, err, trace if keep_trace else None, notes,

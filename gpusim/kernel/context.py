@@ -125,8 +125,10 @@ class Ctx:
     """Execution context of one CTA. Kernels read it like CUDA's built-ins."""
 
     def __init__(self, kernel: str, grid: tuple, block: tuple, block_idx: tuple,
-                 sampler: Sampler, shared_limit_bytes: int):
+                 sampler: Sampler, shared_limit_bytes: int, sanitizer=None):
         self.kernel = kernel
+        # gpusim.kernel.sanitizer.Sanitizer: hazards and bad accesses become findings, not errors
+        self.san = sanitizer
         self.gridDim = Dim3(*grid)
         self.blockDim = Dim3(*block)
         self.blockIdx = Dim3(*block_idx)
@@ -135,6 +137,8 @@ class Ctx:
         tid = np.arange(self.nthreads, dtype=np.int64)
         self.threadIdx = Dim3(tid % bx, (tid // bx) % by, tid // (bx * by))
         self.tid = tid
+        if sanitizer is not None:
+            sanitizer.new_cta(self)
         self._sampler = sampler
         self._shared_limit = shared_limit_bytes
         self.shared_bytes = 0
@@ -152,6 +156,8 @@ class Ctx:
 
     # ---- memory objects ----
     def global_array(self, name: str, data: np.ndarray, base_addr: int) -> GlobalArray:
+        if self.san is not None:
+            self.san.global_array(name, data)
         return GlobalArray(self, name, data, base_addr)
 
     def shared(self, name: str, size: int) -> SharedArray:
@@ -203,7 +209,9 @@ class Ctx:
             self._weight = outer
 
     def syncthreads(self):
-        if not self._mask.all():
+        if self.san is not None:
+            self.san.barrier(self, self._mask)
+        elif not self._mask.all():
             raise UnsupportedOperation(f"{self.kernel}: __syncthreads() inside divergent code "
                                        f"(CTA {self._cta()}) is undefined behaviour")
         self._emit("BAR.SYNC", ())
@@ -246,6 +254,12 @@ class Ctx:
         el = arr.offset + idx
         act = self._mask
         bad = act & ((el < 0) | (el + vec > size))
+        if self.san is not None:     # reported, and the lanes turned off so the run goes on
+            mis = act & ~bad & (el % vec != 0) if vec > 1 else bad & False
+            for kind, lanes in (("oob", bad), ("misaligned", mis)):
+                if lanes.any():
+                    self.san.bad_index(self, arr, el, lanes, kind, size)
+            return el, act & ~bad & ~mis
         if bad.any():
             t = int(np.flatnonzero(bad)[0])
             raise KernelIndexError(
@@ -258,13 +272,14 @@ class Ctx:
                 raise KernelIndexError(
                     f"{self.kernel}: {16 if vec == 4 else 8}-byte access to {arr.name}[{int(el[t])}] "
                     f"is misaligned in CTA {self._cta()}, thread {self._thread(t)}")
-        return el
+        return el, act
 
     def _load(self, arr, space, idx, vec, srcs):
         idx = np.broadcast_to(np.asarray(idx, np.int64), (self.nthreads,))
         size = arr.data.shape[0]
-        el = self._check_index(arr, idx, vec, size)
-        act = self._mask
+        el, act = self._check_index(arr, idx, vec, size)
+        if self.san is not None and space == SPACE_SHARED:
+            self.san.shared_access(self, arr, el, vec, act, store=False)
         safe = np.where(act, el, 0)
         addr = np.where(act, arr.base_addr + 4 * el, -1)
         i = self._emit(mem_opcode(space, False, 4 * vec), tuple(_src(x) for x in srcs), addr)
@@ -277,8 +292,12 @@ class Ctx:
         if len(vals) != vec:
             raise UnsupportedOperation(f"{self.kernel}: a {vec}-wide store needs {vec} values")
         size = arr.data.shape[0]
-        el = self._check_index(arr, idx, vec, size)
-        act = self._mask
+        el, act = self._check_index(arr, idx, vec, size)
+        if self.san is not None:
+            if space == SPACE_SHARED:
+                self.san.shared_access(self, arr, el, vec, act, store=True)
+            else:
+                self.san.global_store(self, arr, el, vec, act)
         addr = np.where(act, arr.base_addr + 4 * el, -1)
         s = tuple(_src(x) for x in vals) + tuple(_src(x) for x in srcs)
         self._emit(mem_opcode(space, True, 4 * vec), s[:3], addr)

@@ -1,4 +1,4 @@
-"""`gpusim` command line: run, list, compare, hw record."""
+"""`gpusim` command line: run, check, list, compare, hw record."""
 from __future__ import annotations
 
 import argparse
@@ -138,6 +138,20 @@ def cmd_hw_record(a):
     return 0
 
 
+def cmd_check(a):
+    from gpusim.estimate.check import check, DEFAULT_TOL
+    from gpusim.report import render
+    sizes = (a.M, a.N, a.K) if a.size is None else (a.size, a.size, a.size)
+    with render.progress_bar(f"checking {a.kernel}", enabled=not a.json) as prog:
+        res = check(a.kernel, *sizes, params=_params(a.param), arch=a.arch,
+                    tol=DEFAULT_TOL if a.tol is None else a.tol, progress=prog)
+    if a.json:
+        print(json.dumps(res.to_json(), indent=1))
+    else:
+        render.print_check(res)
+    return 0 if res.ok else 1
+
+
 def build_parser():
     ap = argparse.ArgumentParser(prog="gpusim", description="warp-level GPU simulator for SGEMM kernels")
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -165,6 +179,21 @@ def build_parser():
                    help="instruction stream: the twin's SASS (committed, cached or compiled now; auto falls back "
                         "to the Python kernel's own, and says so) or the Python kernel's own")
     r.set_defaults(func=cmd_run)
+
+    ck = sub.add_parser("check", help="sanitize a Python kernel: out-of-bounds and misaligned accesses, "
+                        "shared-memory races, divergent barriers, uninitialised shared reads, wrong results "
+                        "(exit 1 when anything is found)")
+    ck.add_argument("kernel", help="a kernel of `gpusim list`, or a Python file that defines SPEC")
+    ck.add_argument("--size", type=int, help="M = N = K (default: the first of 256, 512, 128, 1024, 64 "
+                    "the kernel takes)")
+    ck.add_argument("--M", type=int)
+    ck.add_argument("--N", type=int)
+    ck.add_argument("--K", type=int)
+    ck.add_argument("--arch", default="h200", help="GPU preset (its shared-memory limit applies)")
+    ck.add_argument("--param", action="append", metavar="NAME=VALUE", help="tile parameter, repeatable")
+    ck.add_argument("--tol", type=float, help="largest ||C - ref|| / ||ref|| taken as right (default 1e-4)")
+    ck.add_argument("--json", action="store_true", help="print one JSON object with the findings")
+    ck.set_defaults(func=cmd_check)
 
     ls = sub.add_parser("list", help="list the kernels and their parameters")
     ls.set_defaults(func=cmd_list)

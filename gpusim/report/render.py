@@ -376,3 +376,21 @@ def print_window(window, timeline_path, shown):
     console.print(f"timeline: {timeline_path}: {window.describe()}; {shown['events']:,} of {shown['of']:,} issue "
                   f"events and {shown['stall_intervals']:,} stall intervals, cycles 0-{shown['last_cycle']:,}{cut}; "
                   f"open it in ui.perfetto.dev")
+
+
+def print_check(res):
+    """`gpusim check`: one line per finding (merged by kind and source lines), then the verdict."""
+    console.print(f"[bold]{res.kernel}[/] checked at M={res.M} N={res.N} K={res.K} "
+                  f"({', '.join(f'{k}={v}' for k, v in res.params.items()) or 'no parameters'}): "
+                  f"{res.ctas} CTAs, every trip, {res.wall_s:.2f} s")
+    for note in res.notes:
+        console.print(f"note: {note}", style="dim")
+    for f in res.findings:
+        console.print(f"[red]{f.kind}[/] {f.describe()}  [dim]({', '.join(f.lines)})[/]", highlight=False)
+    if res.dropped:
+        console.print(f"[red]... and {res.dropped} more findings not kept[/]")
+    err = f"C against numpy: ||C - ref|| / ||ref|| = {res.max_rel_error:.1e} (tolerance {res.tol:.0e})"
+    if res.ok:
+        console.print(f"[green]no findings[/]; {err}")
+    else:
+        console.print(f"[red]{len(res.findings) + res.dropped} findings[/]; {err}")

@@ -1,0 +1,96 @@
+"""gpusim check: each buggy kernel under tests/estimate/buggy/ is caught with the kind of finding its
+bug makes, at its source line; every kernel of kernels_py/ is clean; exit codes and JSON."""
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from gpusim.errors import KernelConfigError, UnknownKernel
+from gpusim.estimate.check import check, load_kernel
+from gpusim.kernel import list_kernels
+from gpusim.report.cli import main
+
+BUGGY = Path(__file__).resolve().parent / "buggy"
+# kernel file -> (finding kinds it must produce, source line of the first access of the first finding)
+EXPECTED = {
+    "nobarrier": ({"race-raw", "race-war"}, "nobarrier.py:13"),
+    "race": ({"race-waw", "values"}, "race.py:14"),
+    "divergent": ({"race-raw", "barrier-divergent"}, "divergent.py:12"),
+    "oob": ({"oob", "values"}, "oob.py:11"),
+    "wrong": ({"values"}, "wrong.py:11"),
+    "uninit": ({"uninit-shared", "values"}, "uninit.py:17"),
+}
+# a small size each ladder kernel takes at its defaults (tests/kernels_py/test_kernels.py's)
+SMALL = {"naive": (96, 64, 40), "coalesced": (64, 96, 40), "smemtile": (64, 64, 96),
+         "regtile1d": (128, 128, 64), "regtile2d": (256, 256, 32), "vectorized": (256, 256, 32),
+         "tiled32": (64, 64, 96), "regblock": (256, 128, 32), "dbuf": (256, 256, 32)}
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_each_bug_is_found_where_it_is(name):
+    kinds, first_line = EXPECTED[name]
+    res = check(str(BUGGY / f"{name}.py"), 64)
+    assert not res.ok
+    assert {f.kind for f in res.findings} == kinds
+    f = res.findings[0]
+    assert f.lines[0] == first_line and f.kernel == name
+    if f.kind != "values":       # the CTA and the threads that made the access are named
+        assert f.cta is not None and f.threads and all(t.startswith("(") for t in f.threads)
+
+
+def test_a_race_is_found_though_the_values_are_right():
+    """Lockstep lanes compute the right C without the barriers: only the accesses tell."""
+    res = check(str(BUGGY / "nobarrier.py"), 64)
+    assert res.max_rel_error < 1e-6
+    raw = next(f for f in res.findings if f.kind == "race-raw")
+    assert raw.array in ("As", "Bs") and len(raw.threads) == 2 and raw.threads[0] != raw.threads[1]
+
+
+def test_the_wrong_result_names_the_worst_element_and_its_writer():
+    res = check(str(BUGGY / "wrong.py"), 64)
+    (f,) = res.findings
+    assert res.max_rel_error > 0.01 > res.tol
+    assert f.array == "C" and f.index is not None and f.cta is not None and f.threads
+    # a looser tolerance than the error: no finding
+    assert check(str(BUGGY / "wrong.py"), 64, tol=1.0).ok
+
+
+@pytest.mark.parametrize("kernel", sorted(SMALL))
+def test_every_kernel_of_kernels_py_is_clean(kernel):
+    res = check(kernel, *SMALL[kernel])
+    assert res.ok, [f.describe() for f in res.findings]
+    assert res.max_rel_error < 1e-5
+
+
+def test_every_kernel_is_in_the_clean_list():
+    assert set(list_kernels()) <= set(SMALL)
+
+
+def test_cli_exit_codes_and_json(capsys):
+    assert main(["check", str(BUGGY / "oob.py"), "--size", "32", "--json"]) == 1
+    out = json.loads(capsys.readouterr().out)
+    assert out["ok"] is False and out["max_rel_error"] > out["tolerance"]
+    oob = next(f for f in out["findings"] if f["kind"] == "oob")
+    assert oob["array"] == "A" and oob["index"] == 32 * 32 and oob["lines"] == ["oob.py:11"]
+    assert main(["check", "naive", "--size", "32"]) == 0
+    assert "no findings" in capsys.readouterr().out
+
+
+def test_refusals():
+    with pytest.raises(UnknownKernel, match="no such file"):
+        load_kernel("nowhere/none.py")
+    with pytest.raises(UnknownKernel, match="no SPEC"):
+        load_kernel(str(BUGGY / "_tiles.py"))
+    with pytest.raises(KernelConfigError, match="tolerance"):
+        check("naive", 32, tol=-1)
+
+
+def test_a_broken_kernel_file_is_named(tmp_path):
+    bad = tmp_path / "broken.py"
+    bad.write_text("def f(:\n")
+    out = subprocess.run([sys.executable, "-m", "gpusim.report.cli", "check", str(bad)],
+                         capture_output=True, text=True)
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    assert "broken.py: could not be imported: SyntaxError" in out.stderr
