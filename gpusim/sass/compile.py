@@ -12,6 +12,7 @@ With none of these the caller gets a `CompilerMissing` error that says which ste
 """
 from __future__ import annotations
 
+import ast
 import hashlib
 import importlib.util
 import json
@@ -23,7 +24,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from gpusim.errors import GpusimError, KernelConfigError, LaunchError
+from gpusim.errors import GpusimError, KernelConfigError, LaunchError, RecordError
 
 from gpusim.paths import CUDA_DIR, SOURCE_ROOT as REPO, STATIC_DIR
 NVCC_FLAGS = ["-arch=sm_90", "-O3", "-cubin", "-Xptxas", "-v"]
@@ -116,19 +117,50 @@ def committed(kernel: str, params: dict) -> Compiled | None:
     for f in sorted(STATIC_DIR.glob(f"{kernel}*.json")):
         try:
             rec = json.loads(f.read_text())
-        except (OSError, json.JSONDecodeError):
-            continue
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+            raise RecordError(f"traces/static/{f.name}: not a readable JSON record ({e})") from None
+        if not isinstance(rec, dict):
+            raise RecordError(f"traces/static/{f.name}: not a JSON object")
         if rec.get("kernel") == kernel and rec.get("params") == params:
             sass = f.with_suffix(".sass")
             if not sass.is_file():
-                return None
-            return Compiled(kernel, params, sass.read_text(), rec.get("ptxas") or {},
+                raise RecordError(f"traces/static/{f.name} has no listing beside it ({sass.name} is missing)")
+            text = sass.read_text()
+            _check_listing(f, rec, text, kernel)
+            return Compiled(kernel, params, text, rec.get("ptxas") or {},
                             f"traces/static/{f.stem}", rec.get("nvcc_version", ""))
     return None
 
 
+def _check_listing(f: Path, rec: dict, text: str, kernel: str):
+    """A committed listing must hold the instructions its record counted: a truncated or edited .sass
+    would change the stream (and the prediction) while the output still named the file."""
+    from collections import Counter
+    from gpusim.sass.listing import parse_listing
+    want = rec.get("sass_opcode_histogram")
+    if isinstance(want, str):           # schema gpusim.static/1 kept it as a Python dict's text
+        try:
+            want = ast.literal_eval(want)
+        except (ValueError, SyntaxError):
+            want = None
+    if not isinstance(want, dict) or not want:
+        raise RecordError(f"traces/static/{f.name}: no sass_opcode_histogram to check its listing against")
+    try:
+        got = Counter(i.opcode for i in parse_listing(text, kernel))
+    except Exception as e:              # a damaged listing may fail to parse at all
+        raise RecordError(f"{f.with_suffix('.sass').name}: not a readable listing ({e})") from None
+    if dict(got) != want:
+        diff = sorted(op for op in set(got) | set(want) if got.get(op, 0) != want.get(op, 0))
+        counts = ", ".join(f"{op} {got.get(op, 0)} against {want.get(op, 0)}" for op in diff[:4])
+        where = f"traces/static/{f.with_suffix('.sass').name}" if f.parent == STATIC_DIR else f.with_suffix(".sass")
+        raise RecordError(f"{where}: its instructions differ from the "
+                          f"opcode counts recorded beside it ({counts}): truncated or edited; restore it "
+                          "(git checkout) or rebuild it with kernels_cuda/build.py")
+
+
 def _key(src: Path, params: dict, nvcc_ver: str) -> str:
     h = hashlib.sha256()
+    h.update(b"cache/2")        # the entry's form: k.json carries the listing's opcode histogram
     h.update(src.read_bytes())
     h.update(json.dumps(sorted(params.items())).encode())
     h.update(" ".join(NVCC_FLAGS).encode())
@@ -202,9 +234,16 @@ def compile_twin(kernel: str, params: dict, source: Path | None = None) -> Compi
     ver = nvcc_version(nvcc)
     key = _key(src, params, ver)
     cdir = cache_dir() / "sass" / f"{kernel}-{key}"
+    damaged = ""
     if (cdir / "k.sass").is_file() and (cdir / "k.json").is_file():
-        meta = json.loads((cdir / "k.json").read_text())
-        return Compiled(kernel, params, (cdir / "k.sass").read_text(), meta["ptxas"], "user cache", ver)
+        try:    # the cache is ours: a damaged entry is compiled again, and the output says so
+            meta = json.loads((cdir / "k.json").read_text())
+            text = (cdir / "k.sass").read_text()
+            _check_listing(cdir / "k.json", meta, text, kernel)
+            return Compiled(kernel, params, text, meta["ptxas"], "user cache", ver)
+        except (OSError, ValueError, KeyError, TypeError, RecordError) as e:
+            damaged = f"; the cached copy was damaged ({str(e)[:120]})"
+            shutil.rmtree(cdir, ignore_errors=True)
     with tempfile.TemporaryDirectory() as d:
         cubin = Path(d) / "k.cubin"
         args = [nvcc, *NVCC_FLAGS, *[f"-DP_{k}={v}" for k, v in params.items()], "-o", str(cubin), str(src)]
@@ -219,13 +258,17 @@ def compile_twin(kernel: str, params: dict, source: Path | None = None) -> Compi
                 "compiled twin's; install the pinned tools with `pip install 'gpusim[cuda]'`")
         listing = sass_text(cubin)
     sass = function_sass(listing, kernel)
+    from collections import Counter
+    from gpusim.sass.listing import parse_listing
+    hist = dict(Counter(i.opcode for i in parse_listing(sass, kernel)))
     cdir.mkdir(parents=True, exist_ok=True)
     tmp = cdir / "k.sass.tmp"
     tmp.write_text(sass)
     (cdir / "k.json").write_text(json.dumps({"kernel": kernel, "params": params, "ptxas": ptxas,
-                                             "nvcc": ver, "flags": NVCC_FLAGS}) + "\n")
+                                             "nvcc": ver, "flags": NVCC_FLAGS,
+                                             "sass_opcode_histogram": hist}) + "\n")
     tmp.replace(cdir / "k.sass")
-    return Compiled(kernel, params, sass, ptxas, "compiled now", ver)
+    return Compiled(kernel, params, sass, ptxas, "compiled now" + damaged, ver)
 
 
 def describe(comp: Compiled) -> str:

@@ -46,3 +46,40 @@ def test_compiled_now_then_from_the_user_cache(monkeypatch, tmp_path):
 def test_describe_names_a_foreign_compiler():
     comp = C.Compiled("k", {}, "", {}, "compiled now", "13.2.78")
     assert "not the 13.0.88" in C.describe(comp)
+
+
+@pytest.mark.skipif(C.find_tool("nvcc") is None or C.find_tool("cuobjdump") is None
+                    or C.find_tool("nvdisasm") is None, reason="needs nvcc, cuobjdump and nvdisasm")
+def test_a_damaged_cache_entry_is_compiled_again_and_says_so(monkeypatch, tmp_path):
+    monkeypatch.setenv("GPUSIM_CACHE_DIR", str(tmp_path))
+    p = {**gpusim.kernel.get_kernel("regtile2d").params, **OTHER}
+    first = C.compile_twin("regtile2d", p)
+    (entry,) = (tmp_path / "sass").iterdir()
+    (entry / "k.sass").write_text(first.sass[: len(first.sass) // 2])
+    again = C.compile_twin("regtile2d", p)
+    assert again.source.startswith("compiled now; the cached copy was damaged") and again.sass == first.sass
+    assert C.compile_twin("regtile2d", p).source == "user cache"
+
+
+@pytest.mark.parametrize("damage", ["truncate", "edit", "drop", "json"])
+def test_a_damaged_committed_listing_is_refused_by_name(monkeypatch, tmp_path, damage):
+    import shutil
+    static = tmp_path / "static"
+    shutil.copytree(C.STATIC_DIR, static)
+    monkeypatch.setattr(C, "STATIC_DIR", static)
+    sass, rec = static / "regtile2d.sass", static / "regtile2d.json"
+    if damage == "truncate":
+        text = sass.read_text()
+        sass.write_text(text[: len(text) * 2 // 3])
+        match = "regtile2d.sass: not a readable listing .*truncated"
+    elif damage == "edit":          # one FFMA made an FADD: the listing still parses
+        sass.write_text(sass.read_text().replace(" FFMA R75, R4, R78, R75 ;", " FADD R75, R4, R78     ;", 1))
+        match = "regtile2d.sass: its instructions differ .*FADD 1 against 0, FFMA .*truncated or edited"
+    elif damage == "drop":
+        sass.unlink()
+        match = "regtile2d.json has no listing beside it"
+    else:
+        rec.write_text(rec.read_text()[:100])
+        match = "regtile2d.json: not a readable JSON record"
+    with pytest.raises(gpusim.errors.RecordError, match=match):
+        C.committed("regtile2d", dict(gpusim.kernel.get_kernel("regtile2d").params))
