@@ -61,6 +61,10 @@ MICRO_FIELDS = {
 }
 
 
+class RecordMissing(RecordError):
+    """No record of that launch exists (not an error of the records: a launch nobody measured)."""
+
+
 class HwRecord(dict):
     """A validated record: the JSON object itself, plus a few conveniences."""
 
@@ -88,7 +92,14 @@ class HwRecord(dict):
 
 
 def _where(path) -> str:
-    return str(path) if path is not None else "<record>"
+    """The record's path as a user sees it: under traces/ where it lies there."""
+    if path is None:
+        return "<record>"
+    p = Path(path)
+    try:
+        return str(p.resolve().relative_to(HW_DIR.resolve().parents[1]))
+    except ValueError:
+        return str(p)
 
 
 def _need(obj: dict, fields: dict, where: str, ctx: str = ""):
@@ -144,11 +155,11 @@ def load_record(path) -> HwRecord:
     try:
         text = p.read_text()
     except OSError as e:
-        raise RecordError(f"{p}: cannot read record ({e.strerror or e})") from None
+        raise RecordError(f"{_where(p)}: cannot read record ({e.strerror or e})") from None
     try:
         obj = json.loads(text)
     except json.JSONDecodeError as e:
-        raise RecordError(f"{p}: not valid JSON (line {e.lineno}: {e.msg})") from None
+        raise RecordError(f"{_where(p)}: not valid JSON (line {e.lineno}: {e.msg})") from None
     return validate_record(obj, p)
 
 
@@ -196,8 +207,8 @@ def hw_record(kernel: str, size: int, device: str = "h200", params: dict | None 
     if not p.exists():
         have = sorted(f.stem for f in p.parent.glob(f"{kernel}*_*.json"))
         hint = f"; recorded: {', '.join(have)}" if have else ""
-        raise RecordError(f"no hardware record for {kernel} at size {size} on {device} "
-                          f"(looked for {p.relative_to(HW_DIR.parent.parent)}){hint}")
+        raise RecordMissing(f"no hardware record for {kernel} at size {size} on {device} "
+                          f"(looked for {_where(p)}){hint}")
     return load_record(p)
 
 

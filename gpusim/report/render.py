@@ -126,6 +126,7 @@ def print_summary(r, pred=None):
         console.print("[dim]predicted time: skipped (--no-time)[/dim]")
     else:
         print_prediction(pred, r)
+    print_warnings(r)       # last, where they are seen
 
 
 def _by_name(by_op, name):
@@ -262,27 +263,51 @@ def lsu_record(r) -> dict:
     if r.arch.lower() != "h200" or not (r.M == r.N == r.K) or r.params != dict(get_kernel(r.kernel).params):
         return {}
     path = device_dir("h200") / "lsu" / f"lsu_{r.kernel}_{r.M}.json"
-    return json.loads(path.read_text())["metrics"] if path.exists() else {}
+    if not path.exists():
+        return {}
+    try:
+        metrics = json.loads(path.read_text())["metrics"]
+        if not isinstance(metrics, dict):
+            raise TypeError("'metrics' is not an object")
+        return metrics
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        _warn(r, f"traces/hw/h200/lsu/{path.name} is damaged ({type(e).__name__}: {e}); its H200 column is left out")
+        return {}
+
+
+def _warn(r, text: str):
+    """A figure the output cannot give: said once, in the text and under `warnings` in the JSON."""
+    if text not in r.warnings:
+        r.warnings.append(text)
+
+
+def print_warnings(r):
+    for w in r.warnings:
+        console.print(f"[bold yellow]warning:[/] {w}", highlight=False)
 
 
 def h200_record(r):
     """The committed H200 record of this very launch (kernel, its parameters, M x N x K), or None: the
     simulation and prediction are then printed beside what the H200 measured (the validation set, not
     an input). Non-square launches have records (times only) at the default parameters, under shapes/."""
-    from gpusim.report.records import RecordError, device_dir, hw_record, load_record, shape_record_name
+    from gpusim.report.records import (RecordError, RecordMissing, device_dir, hw_record, load_record,
+                                       shape_record_name)
     if r.arch.lower() != "h200":
         return None
-    if not (r.M == r.N == r.K):
-        from gpusim.kernel.spec import get_kernel
-        p = device_dir("h200") / "shapes" / shape_record_name(r.kernel, r.M, r.N, r.K)
-        if r.params != dict(get_kernel(r.kernel).params) or not p.exists():
-            return None
-        rec = load_record(p)
-        rec.path = f"shapes/{p.name}"
-        return rec
     try:
+        if not (r.M == r.N == r.K):
+            from gpusim.kernel.spec import get_kernel
+            p = device_dir("h200") / "shapes" / shape_record_name(r.kernel, r.M, r.N, r.K)
+            if r.params != dict(get_kernel(r.kernel).params) or not p.exists():
+                return None
+            rec = load_record(p)
+            rec.path = f"shapes/{p.name}"
+            return rec
         rec = hw_record(r.kernel, r.M, params=r.params)
-    except (RecordError, OSError, ValueError):
+    except RecordMissing:
+        return None         # nobody measured this launch
+    except (RecordError, OSError, ValueError) as e:
+        _warn(r, f"the H200 record of this launch is damaged and its column left out: {e}")
         return None
     if rec.get("params", {}) != r.params:
         return None
