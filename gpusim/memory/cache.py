@@ -69,6 +69,7 @@ from numba import njit
 from gpusim.arch import GPU, get_arch
 from gpusim.errors import GpusimError
 from gpusim.kernel.opcodes import TABLE, SPACE_GLOBAL
+from gpusim.jit import guard_cache
 
 LEVEL_L1, LEVEL_L2, LEVEL_DRAM, LEVEL_L2_PENDING = 0, 1, 2, 3     # as gpusim.timing.lower
 CARVEOUTS_KB = {90: (0, 8, 16, 32, 64, 100, 132, 164, 196, 228)}   # [CC] sm_90 shared carveouts
@@ -575,3 +576,6 @@ def global_levels(trace, arch: GPU | str = "h200", *, blocks_per_sm: int | None 
             accp[k] -= 1.0
             level[g[u]] = LEVEL_L2_PENDING
     return level
+
+
+guard_cache(globals())     # a damaged numba cache file is compiled again, with a notice (gpusim.jit)

@@ -143,6 +143,7 @@ from numba import njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic, overload
 
+from gpusim.jit import guard_cache
 from gpusim.timing.states import (N_STATES, S_SELECTED, S_NOT_SELECTED, S_WAIT, S_SHORT_SB, S_LONG_SB,
                                   S_MIO_THROTTLE, S_LG_THROTTLE, S_MATH_THROTTLE, S_BARRIER, S_DRAIN,
                                   S_DISPATCH)
@@ -1403,3 +1404,6 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
         if finish[w] > cycles:
             cycles = finish[w]
     return cycles, counts, issue_cycle, finish, counters, op_counts, lat_counts, n_log, ready
+
+
+guard_cache(globals())     # a damaged numba cache file is compiled again, with a notice (gpusim.jit)

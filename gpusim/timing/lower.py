@@ -22,6 +22,7 @@ from gpusim.timing import engine as E
 from gpusim.timing.control_codes import row_gaps
 from gpusim.timing.register_banks import row_banks
 from gpusim.trace.trace import Trace
+from gpusim.jit import guard_cache
 
 LEVEL_L1, LEVEL_L2, LEVEL_DRAM, LEVEL_L2_PENDING = 0, 1, 2, 3
 
@@ -377,3 +378,6 @@ def lower(trace: Trace, arch: GPU, ctas=None, global_level=None, policy: str = "
         rb_wait=read_waits(ops, op_cls_rows, row_warp, list(trace.opcodes), read_barriers),
         provider=fill_providers(level, line_ptr, line_id, order_key),
         banks=row_banks(ops, warp_start, list(trace.opcodes), register_banks))
+
+
+guard_cache(globals())     # a damaged numba cache file is compiled again, with a notice (gpusim.jit)
