@@ -27,3 +27,7 @@ class UnsupportedOperation(GpusimError):
 
 class RecordError(GpusimError):
     """A malformed or wrong-version record under traces/."""
+
+
+class KernelImportError(GpusimError):
+    """A module under kernels_py/ that fails to import (the other kernels still run)."""

@@ -322,6 +322,8 @@ PRESETS: dict[str, GPU] = {"h200": H200, "a6000": RTX_A6000, "rtx5080": RTX_5080
 def get_arch(name: str | GPU) -> GPU:
     if isinstance(name, GPU):
         return name
+    if not isinstance(name, str):
+        raise GpusimError(f"unknown arch {name!r}: a preset's name ({', '.join(PRESETS)}) or a GPU")
     key = name.lower().replace(" ", "").replace("-", "").replace("_", "")
     aliases = {"rtxa6000": "a6000", "ga102": "a6000", "gb203": "rtx5080", "5080": "rtx5080"}
     key = aliases.get(key, key)

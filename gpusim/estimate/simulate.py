@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import os
 import time
 from dataclasses import dataclass, field
 
@@ -30,6 +31,10 @@ from gpusim.trace.trace import Trace, trace_from_ctx
 
 ALIGN = 1 << 21           # cudaMalloc returns at least 256-B aligned blocks; we use 2 MiB
 BASE = 0x7F00_0000_0000
+INT_INDEX = 2 ** 31       # the CUDA twins index A, B and C with int
+# the full mode's seconds per FMA and per thread per K (the emulator, one core; fitted to naive at 256
+# and 512 and regtile2d at 512, 9.6, 73 and 23 s, within 1.5x for the other kernels), and when to warn
+FULL_S_PER_FMA, FULL_S_PER_THREAD_K, FULL_WARN_S = 1.7e-7, 4e-7, 60
 
 
 @dataclass
@@ -54,13 +59,15 @@ class SimResult:
     trace: Trace | None = None
     notes: list = field(default_factory=list)
     frontend: str = "python"                 # "sass": the compiled twin's instruction stream; "python": the source's
+    warnings: list = field(default_factory=list)   # one line each: the run's cost, a damaged record, ...
 
     def to_json(self) -> dict:
         return {"kernel": self.kernel, "arch": self.arch, "M": self.M, "N": self.N, "K": self.K,
                 "params": self.params, "grid": list(self.grid), "block": list(self.block),
                 "mode": self.mode, "frontend": self.frontend, "metrics": self.metrics,
                 "inst_executed_per_opcode": self.inst_executed_per_opcode,
-                "time_ms": None, "cycles": None, "stalls": None, "notes": list(self.notes)}
+                "time_ms": None, "cycles": None, "stalls": None, "notes": list(self.notes),
+                "warnings": list(self.warnings)}
 
 
 def _classes(g: int, period: int, sampled: bool):
@@ -97,6 +104,49 @@ def layout(M: int, N: int, K: int) -> dict:
         bases[nm] = addr
         addr += -(-nbytes // ALIGN) * ALIGN + ALIGN
     return bases
+
+
+def available_bytes() -> int | None:
+    """Memory this machine can still give (MemAvailable; free pages where /proc has no meminfo)."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def allocated_bytes(M: int, N: int, K: int) -> int:
+    """What `allocate` and a run hold of the matrices: A, B, C, and two copies of C (the run's and the
+    reference's)."""
+    return 4 * (M * K + K * N + 3 * M * N)
+
+
+def check_size(name: str, M: int, N: int, K: int, allocates: bool):
+    """Refuse a size the twins' int indices overflow, or whose matrices this machine cannot hold."""
+    for nm, n in (("A", M * K), ("B", K * N), ("C", M * N)):
+        if n >= INT_INDEX:
+            raise KernelConfigError(f"{name}: {M}x{N}x{K}: {nm} has {n:,} elements, over the 2**31 an int "
+                                    "index reaches (the CUDA twins index with int)")
+    if not allocates:
+        return
+    need, have = allocated_bytes(M, N, K), available_bytes()
+    if have is not None and need > have:
+        def size(n):
+            return f"{n / 2**30:.1f} GiB" if n >= 2**30 else f"{n / 2**20:.1f} MiB"
+        raise KernelConfigError(f"{name}: {M}x{N}x{K} needs ~{size(need)} for A, B and C, and this machine "
+                                f"has {size(have)} available")
+
+
+def full_mode_seconds(M: int, N: int, K: int, grid: tuple, block: tuple) -> float:
+    """A rough estimate of the full mode's run: it grows with the FMAs and the threads' K-loop trips."""
+    threads = int(np.prod(grid)) * int(np.prod(block))
+    return FULL_S_PER_FMA * M * N * K + FULL_S_PER_THREAD_K * threads * K
 
 
 def allocate(M: int, N: int, K: int, seed: int):
@@ -136,7 +186,7 @@ def run_cta(spec, p, gpu, grid, block, bidx, weight, sampler, arrays, bases, pro
 def simulate(kernel: str | KernelSpec, M: int, N: int | None = None, K: int | None = None, *,
              arch: str | GPU = "h200", params: dict | None = None, mode: str = "auto",
              alpha: float = 1.0, beta: float = 0.5, seed: int = 0, keep_trace: bool = False,
-             progress=None, frontend: str = "auto", sanitizer=None) -> SimResult:
+             progress=None, frontend: str = "auto", sanitizer=None, warn=None) -> SimResult:
     """Simulate `kernel` on an M x N x K SGEMM and return its counters (ncu names).
 
     mode: "full" (every CTA and iteration, and C checked against numpy),
@@ -150,6 +200,8 @@ def simulate(kernel: str | KernelSpec, M: int, N: int | None = None, K: int | No
     where it can be had, else the Python version with a note saying so.
     sanitizer: a `gpusim.kernel.sanitizer.Sanitizer` that watches the Python kernel's accesses
     (needs mode="full" and frontend="python"; `gpusim.estimate.check` drives it).
+    warn(text) is called, before the run, with a warning of its cost (the full mode at large sizes);
+    the result's `warnings` keeps them.
     """
     t0 = time.perf_counter()
     spec = get_kernel(kernel)
@@ -157,8 +209,10 @@ def simulate(kernel: str | KernelSpec, M: int, N: int | None = None, K: int | No
     N = M if N is None else N
     K = M if K is None else K
     for nm, v in (("M", M), ("N", N), ("K", K)):
-        if not isinstance(v, (int, np.integer)) or v <= 0:
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v <= 0:
             raise KernelConfigError(f"{spec.name}: size {nm} must be a positive integer, got {v!r}")
+    M, N, K = int(M), int(N), int(K)
+    check_size(spec.name, M, N, K, allocates=False)
     p = spec.resolve(params)
     spec.check(M, N, K, **p)
     grid, block = spec.launch(M, N, K, **p)
@@ -171,6 +225,13 @@ def simulate(kernel: str | KernelSpec, M: int, N: int | None = None, K: int | No
         raise KernelConfigError(f"mode must be 'full', 'sampled' or 'auto', got {mode!r}")
     sampled = mode == "sampled"
     sampler = Sampler(sampled)
+    warned = []
+    if not sampled and (est := full_mode_seconds(M, N, K, grid, block)) > FULL_WARN_S:
+        took = f"{est:.0f} s" if est < 120 else f"{est / 60:.0f} min"
+        warned.append(f"{spec.name}: --mode full runs every CTA and loop trip: ~{took} at {M}x{N}x{K} "
+                      "(--mode sampled: the same counts, without checking C)")
+        if warn:
+            warn(warned[-1])
     if frontend not in ("auto", "python", "sass"):
         raise KernelConfigError(f"frontend must be 'auto', 'sass' or 'python', got {frontend!r}")
     if sanitizer is not None and (sampled or frontend != "python"):
@@ -196,6 +257,7 @@ def simulate(kernel: str | KernelSpec, M: int, N: int | None = None, K: int | No
         bases = layout(M, N, K)
         A = B = C = C0 = None
     else:
+        check_size(spec.name, M, N, K, allocates=True)
         (A, B, C), bases = allocate(M, N, K, seed)
         C0 = C.copy()
 
@@ -265,4 +327,4 @@ def simulate(kernel: str | KernelSpec, M: int, N: int | None = None, K: int | No
         err = float(np.linalg.norm(C.reshape(M, N) - ref) / np.linalg.norm(ref))
     return SimResult(spec.name, gpu.name, M, N, K, p, grid, block, mode, metrics, per_op, occ, reg_src,
                      len(ctas), time.perf_counter() - t0, bases, err, trace if keep_trace else None, notes,
-                     frontend)
+                     frontend, warned)

@@ -1,14 +1,16 @@
 """What a kernel module declares: its parameters, launch shape and constraints."""
 from __future__ import annotations
 
+import difflib
 import importlib
 import pkgutil
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
 
-from gpusim.errors import KernelConfigError, UnknownKernel
+from gpusim.errors import KernelConfigError, KernelImportError, UnknownKernel
 
 LADDER = ("naive", "coalesced", "smemtile", "regtile1d", "regtile2d", "vectorized",
           "tiled32", "regblock")
@@ -29,6 +31,9 @@ class KernelSpec:
 
     def resolve(self, overrides: dict | None) -> dict:
         p = dict(self.params)
+        if overrides is not None and not isinstance(overrides, Mapping):
+            raise KernelConfigError(f"{self.name}: params must be a dict of NAME: value, "
+                                    f"got {type(overrides).__name__} {overrides!r}")
         for key, val in (overrides or {}).items():
             if key not in p:
                 raise KernelConfigError(f"{self.name}: unknown parameter {key!r}; "
@@ -50,17 +55,29 @@ def require(cond: bool, kernel: str, what: str):
 
 
 _CACHE: dict[str, KernelSpec] = {}
+_BROKEN: dict[str, str] = {}        # module name -> its import error, one line
 
 
 def get_kernel(name: str) -> KernelSpec:
     if isinstance(name, KernelSpec):
         return name
+    if not isinstance(name, str):
+        raise UnknownKernel(f"a kernel is named by a string or given as a KernelSpec, got {name!r}")
     if name in _CACHE:
         return _CACHE[name]
     known = list_kernels()
+    if name in _BROKEN:
+        raise KernelImportError(f"{name}: kernels_py/{name}.py does not import: {_BROKEN[name]}")
     if name not in known:
-        raise UnknownKernel(f"unknown kernel {name!r}; known kernels: {', '.join(known)}")
+        close = difflib.get_close_matches(str(name), known + list(_BROKEN), n=3)
+        hint = f" (did you mean {', '.join(close)}?)" if close else ""
+        raise UnknownKernel(f"unknown kernel {name!r}{hint}; known kernels: {', '.join(known)}")
     return _CACHE[name]
+
+
+def broken_kernels() -> dict[str, str]:
+    """The modules of kernels_py that failed to import, with their one-line errors (after list_kernels)."""
+    return dict(sorted(_BROKEN.items()))
 
 
 def list_kernels() -> list[str]:
@@ -68,8 +85,13 @@ def list_kernels() -> list[str]:
     import kernels_py
     names = [m.name for m in pkgutil.iter_modules(kernels_py.__path__) if not m.name.startswith("_")]
     for n in names:
-        if n not in _CACHE:
-            mod = importlib.import_module(f"kernels_py.{n}")
+        if n not in _CACHE and n not in _BROKEN:
+            try:
+                mod = importlib.import_module(f"kernels_py.{n}")
+            except Exception as e:  # noqa: BLE001 - one broken module must not hide the other kernels
+                first = str(e).splitlines()[0] if str(e) else ""
+                _BROKEN[n] = f"{type(e).__name__}: {first}" if first else type(e).__name__
+                continue
             spec = getattr(mod, "SPEC", None)
             if isinstance(spec, KernelSpec):
                 _CACHE[n] = spec

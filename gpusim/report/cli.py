@@ -4,28 +4,59 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import tempfile
+from pathlib import Path
 
-from gpusim.errors import GpusimError
+from gpusim.errors import GpusimError, KernelConfigError
 from gpusim.timing.kernel_time import W1
 
 DEFAULT_SIZE = 1024
 
 
-def _params(pairs):
+def _params(pairs, kernel: str | None = None):
     out = {}
     for item in pairs or []:
-        if "=" not in item:
-            raise GpusimError(f"--param takes NAME=VALUE, got {item!r}")
-        k, v = item.split("=", 1)
+        k, eq, v = item.partition("=")
+        if not eq or not k.strip():
+            raise KernelConfigError(f"{kernel + ': ' if kernel else ''}--param takes NAME=VALUE, got {item!r}")
         out[k.strip()] = v.strip()
     return out
 
 
 def _sizes(a):
+    """M, N, K: --size for all three, or --M/--N/--K (a missing N or K is M), never both ways at once."""
+    given = {nm: v for nm, v in (("M", a.M), ("N", a.N), ("K", a.K)) if v is not None}
+    if a.size is not None and given:
+        raise KernelConfigError(f"{a.kernel}: --size sets M = N = K; give it or --M/--N/--K, not both")
+    for nm, v in [("size", a.size), *given.items()]:
+        if v is not None and v <= 0:
+            raise KernelConfigError(f"{a.kernel}: --{nm} must be a positive integer, got {v}")
     def pick(*vals):
         return next(v for v in vals if v is not None)
     M = pick(a.M, a.size, DEFAULT_SIZE)
     return M, pick(a.N, a.size, M), pick(a.K, a.size, M)
+
+
+def _writable(path: str, flag: str, kernel: str):
+    """Refuse, before anything is simulated, an output whose folder is missing or cannot be written."""
+    p = Path(path)
+    if p.is_dir():
+        raise GpusimError(f"{kernel}: {flag} {path} is a directory")
+    if not p.parent.is_dir():
+        why = "is not a directory" if p.parent.exists() else "does not exist"
+        raise GpusimError(f"{kernel}: {flag} {path}: {p.parent} {why}")
+    try:    # a real write, not os.access: root passes that, a read-only file system does not
+        tempfile.TemporaryFile(dir=p.parent).close()
+    except OSError as e:
+        raise GpusimError(f"{kernel}: {flag} {path}: cannot write in {p.parent} ({e.strerror})") from None
+
+
+def _write(path, write, kernel: str):
+    """Run write(); a failing disk (full, removed) is a one-line error like any other."""
+    try:
+        return write()
+    except OSError as e:
+        raise GpusimError(f"{kernel}: cannot write {path}: {e.strerror or e}") from None
 
 
 def _engine_step(what: str) -> str:
@@ -41,14 +72,24 @@ def cmd_run(a):
     from gpusim import simulate
     from gpusim.report import render
     M, N, K = _sizes(a)
+    params = _params(a.param, a.kernel)
     if a.trace and a.no_time:
-        raise GpusimError("--trace shows the timing engine's run: it cannot go with --no-time")
+        raise GpusimError(f"{a.kernel}: --trace shows the timing engine's run: it cannot go with --no-time")
+    if (a.window is not None or a.timeline) and not a.trace:
+        raise GpusimError(f"{a.kernel}: --window and --timeline shape the --trace timeline: add --trace")
+    if a.window is not None and a.window <= 0:
+        raise GpusimError(f"{a.kernel}: --window takes a positive number of loop trips, got {a.window}")
+    # the outputs' folders before the simulation, not after minutes of it
+    for flag, path in (("--save-trace", a.save_trace), ("--timeline", a.timeline)):
+        if path:
+            _writable(path, flag, a.kernel)
     with render.progress_bar(f"simulating {a.kernel}", enabled=not a.json) as prog:
         # the timing's cache model reads the trace: kept, it need not be simulated a second time
-        r = simulate(a.kernel, M, N, K, arch=a.arch, params=_params(a.param), mode=a.mode,
-                     keep_trace=bool(a.save_trace) or not a.no_time, progress=prog, frontend=a.frontend)
+        r = simulate(a.kernel, M, N, K, arch=a.arch, params=params, mode=a.mode,
+                     keep_trace=bool(a.save_trace) or not a.no_time, progress=prog, frontend=a.frontend,
+                     warn=lambda text: print(f"gpusim: warning: {text}", file=sys.stderr))
     if a.save_trace:
-        r.trace.save(a.save_trace)
+        _write(a.save_trace, lambda: r.trace.save(a.save_trace), r.kernel)
     pred = None
     if not a.no_time:
         from gpusim.timing.kernel_time import predict
@@ -61,7 +102,7 @@ def cmd_run(a):
         with render.progress_bar("timing the --trace window", enabled=not a.json):
             window = time_window(r, pred, trips=a.window)
         path = a.timeline or f"traces/sim/{r.kernel}_{r.M}x{r.N}x{r.K}.json"
-        shown = write_timeline(window, path)
+        shown = _write(path, lambda: write_timeline(window, path), r.kernel)
     if a.json:
         out = r.to_json()
         if pred is not None:
@@ -81,6 +122,7 @@ def cmd_run(a):
                 out.setdefault("h200", {})["lsu"] = {k: v for k, v in lsu.items() if k in out["lsu"]}
         if window is not None:
             out["timeline"] = {"path": str(path), "window": window.describe(), **shown}
+        out["warnings"] = list(r.warnings)      # those the records' reading above added too
         print(json.dumps(out, indent=1))
     else:
         render.print_summary(r, pred)
@@ -93,16 +135,37 @@ def cmd_run(a):
 
 def cmd_list(a):
     from gpusim.kernel import get_kernel, list_kernels
+    from gpusim.kernel.spec import broken_kernels
     from gpusim.report import render
     render.print_kernel_list([get_kernel(n) for n in list_kernels()])
+    for name, err in broken_kernels().items():     # shown, not hidden: the other kernels still run
+        render.console.print(f"broken: kernels_py/{name}.py does not import: {err}", style="red",
+                             markup=False, highlight=False)
     return 0
+
+
+def _recorded_sizes(variants: bool) -> list[int]:
+    """The M = N = K sizes with H200 records (by file name: <name>_<size>.json)."""
+    from gpusim.report.records import device_dir
+    d = device_dir("h200") / "variants" if variants else device_dir("h200")
+    tails = (f.stem.rsplit("_", 1)[-1] for f in d.glob("*_*.json"))
+    return sorted({int(t) for t in tails if t.isdigit()})
 
 
 def cmd_compare(a):
     from gpusim.report import render
     from gpusim.report.compare import compare_rows, timed_sim, timing_summary
+    from gpusim.kernel import get_kernel
+    for k in a.kernels:
+        get_kernel(k)       # an unknown name is refused (with the closest names) before any simulation
+    if a.size is not None and a.size <= 0:
+        raise KernelConfigError(f"compare: --size must be a positive integer, got {a.size}")
+    recorded = _recorded_sizes(a.variants)
+    if a.size is not None and a.size not in recorded:
+        raise KernelConfigError(f"compare: --size {a.size} has no H200 records; recorded sizes: "
+                                f"{', '.join(map(str, recorded))}")
     rows = []
-    sizes = [a.size] if a.size else [1024, 2048, 4096]
+    sizes = [a.size] if a.size is not None else [1024, 2048, 4096]
     for size in sizes:
         with render.progress_bar(f"simulating at {size}" if a.no_time else _engine_step(f"simulating at {size}"),
                                  enabled=not a.json):
@@ -123,11 +186,15 @@ def cmd_compare(a):
 def cmd_hw_record(a):
     from gpusim.hw.runner import record
     from gpusim.report import render
-    sizes = [int(s) for s in a.sizes] if a.sizes else (1024, 2048, 4096)
-    over = _params(a.param)
+    sizes = []
+    for s in a.sizes or ("1024", "2048", "4096"):     # before cupy is looked for: a typo is refused anywhere
+        if not s.strip().isdigit() or int(s) <= 0:
+            raise KernelConfigError(f"hw record: --sizes takes positive integers, got {s!r}")
+        sizes.append(int(s))
+    over = _params(a.param, "hw record")
     params = {k: over for k in a.kernels} if over and a.kernels else None
     if over and not a.kernels:
-        raise GpusimError("--param needs the kernel(s) it applies to")
+        raise GpusimError("hw record: --param needs the kernel(s) it applies to")
     with render.progress_bar("recording on the GPU") as prog:
         recs = record(a.kernels or None, sizes, ncu=a.ncu, out_dir=a.out,
                       command="gpusim " + " ".join(sys.argv[1:]),
@@ -152,8 +219,14 @@ def cmd_check(a):
     return 0 if res.ok else 1
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse whose refusals are one line like every other error (not a usage block); exit code 2."""
+    def error(self, message):
+        raise GpusimError(f"{message} (see {self.prog} --help)")
+
+
 def build_parser():
-    ap = argparse.ArgumentParser(prog="gpusim", description="warp-level GPU simulator for SGEMM kernels")
+    ap = _Parser(prog="gpusim", description="warp-level GPU simulator for SGEMM kernels")
     sub = ap.add_subparsers(dest="cmd", required=True)
 
     r = sub.add_parser("run", help="simulate a kernel and print its counters")
@@ -220,8 +293,8 @@ def build_parser():
 
 
 def main(argv=None) -> int:
-    a = build_parser().parse_args(argv)
     try:
+        a = build_parser().parse_args(argv)
         return a.func(a)
     except GpusimError as e:
         print(f"gpusim: error: {e}", file=sys.stderr)

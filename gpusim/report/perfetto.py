@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
+from gpusim.paths import write_atomic
 from gpusim.timing.states import STATES
 
 
@@ -54,6 +55,7 @@ def write_timeline(window, path: str | Path, max_events: int = 400_000) -> dict:
     shown = {"events": n_issue, "of": int((t.issue_cycle >= 0).sum()), "stall_intervals": len(kept),
              "last_cycle": cut - 1, "cycles": int(t.cycles)}
     Path(path).parent.mkdir(parents=True, exist_ok=True)
-    Path(path).write_text(json.dumps({"traceEvents": events, "displayTimeUnit": "ns",
-                                      "otherData": {"window": window.describe(), **shown}}))
+    doc = json.dumps({"traceEvents": events, "displayTimeUnit": "ns",
+                      "otherData": {"window": window.describe(), **shown}})
+    write_atomic(path, lambda f: f.write(doc.encode()))
     return shown

@@ -269,9 +269,10 @@ def _state_vec(t: TimingResult) -> np.ndarray:
 def _extrapolate_ops(a: dict, b: dict, f: float) -> dict:
     """{op: {state: a + f * (b - a)}} clamped at 0 (the window extrapolation of the states)."""
     out = {}
-    for op in set(a) | set(b):
+    # sorted: a set's order changes with PYTHONHASHSEED, and --json must not
+    for op in sorted(set(a) | set(b)):
         sa, sb = a.get(op, {}), b.get(op, {})
-        d = {s: max(sa.get(s, 0) + f * (sb.get(s, 0) - sa.get(s, 0)), 0.0) for s in set(sa) | set(sb)}
+        d = {s: max(sa.get(s, 0) + f * (sb.get(s, 0) - sa.get(s, 0)), 0.0) for s in sorted(set(sa) | set(sb))}
         d = {s: v for s, v in d.items() if v > 0}
         if d:
             out[op] = d

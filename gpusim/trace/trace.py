@@ -43,9 +43,12 @@ class Trace:
     def __len__(self):
         return len(self.rows)
 
-    def save(self, path: str | Path):
-        np.savez_compressed(path, schema=np.array(TRACE_SCHEMA), rows=self.rows, addr=self.addr,
-                            opcodes=np.array(self.opcodes))
+    def save(self, path: str | Path) -> Path:
+        """Write the trace to exactly `path` (numpy adds .npz to a bare name; a file object it cannot),
+        atomically."""
+        from gpusim.paths import write_atomic
+        return write_atomic(path, lambda f: np.savez_compressed(
+            f, schema=np.array(TRACE_SCHEMA), rows=self.rows, addr=self.addr, opcodes=np.array(self.opcodes)))
 
     @staticmethod
     def load(path: str | Path) -> "Trace":

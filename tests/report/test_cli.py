@@ -223,3 +223,70 @@ def test_engine_compiled_reads_numbas_cache(tmp_path):
     env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_run_json_is_the_same_bytes_in_every_process():
+    """`gpusim run KERNEL --json` prints the same bytes in two processes with different hash seeds: no key
+    order comes from a set (the stall sites' opcodes and states once did, naive at 1024 showing it, where
+    the prediction extrapolates its windows). The JSON holds no wall-clock field (SimResult.wall_s is
+    printed in the text summary only), so nothing needs leaving out."""
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    outs = []
+    for seed in ("1", "2"):
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        p = subprocess.run([sys.executable, "-m", "gpusim.report.cli", "run", "naive", "--size", "1024", "--json"],
+                           env=env, cwd=root, capture_output=True, check=True)
+        outs.append(p.stdout)
+    assert outs[0] == outs[1] and json.loads(outs[0])["stall_sites"]
+
+
+def test_save_trace_writes_exactly_the_path_given(tmp_path, capsys):
+    """--save-trace t writes t, not t.npz (numpy's habit with a bare name), and leaves no temporary file."""
+    from gpusim.trace.trace import Trace
+    path = tmp_path / "t"
+    assert main(["run", "naive", "--size", "64", "--no-time", "--save-trace", str(path)]) == 0
+    assert f"trace written to {path}" in capsys.readouterr().out
+    assert [p.name for p in tmp_path.iterdir()] == ["t"] and len(Trace.load(path)) > 0
+
+
+def test_full_mode_warns_of_its_cost_before_the_run(monkeypatch, capsys):
+    """--mode full at a size the estimate puts over a minute says so on stderr before simulating, and the
+    JSON carries it under `warnings`; the estimate follows the runs it was fitted to (naive: 9.6 s at 256,
+    73 s at 512)."""
+    import gpusim.estimate.simulate as S
+    assert S.full_mode_seconds(256, 256, 256, (8, 8, 1), (32, 32, 1)) < S.FULL_WARN_S
+    assert S.full_mode_seconds(512, 512, 512, (16, 16, 1), (32, 32, 1)) > S.FULL_WARN_S
+    monkeypatch.setattr(S, "FULL_WARN_S", 0)
+    assert main(["run", "naive", "--size", "64", "--mode", "full", "--no-time", "--json"]) == 0
+    cap = capsys.readouterr()
+    assert cap.err.startswith("gpusim: warning: naive: --mode full runs every CTA")
+    assert json.loads(cap.out)["warnings"] == [cap.err.strip()[len("gpusim: warning: "):]]
+
+
+@pytest.fixture
+def broken_kernels(tmp_path, monkeypatch):
+    """Two modules under kernels_py that do not import (a syntax error, an exception), found beside the
+    real ones; the spec cache starts empty and is put back afterwards."""
+    import kernels_py
+    from gpusim.kernel import spec
+    (tmp_path / "broken.py").write_text("def (:\n")
+    (tmp_path / "raiser.py").write_text("raise RuntimeError('needs a GPU to import')\n")
+    monkeypatch.setattr(kernels_py, "__path__", [*kernels_py.__path__, str(tmp_path)])
+    monkeypatch.setattr(spec, "_CACHE", {})
+    monkeypatch.setattr(spec, "_BROKEN", {})
+
+
+def test_a_broken_kernel_module_is_listed_and_refused_by_name(broken_kernels, capsys):
+    """A module that does not import breaks neither `gpusim list` nor a run of another kernel; the list
+    names it with its error, and running it is a one-line refusal that names both."""
+    assert main(["list"]) == 0
+    out = capsys.readouterr().out
+    assert "naive" in out and "kernels_py/broken.py does not import: SyntaxError" in out
+    assert "kernels_py/raiser.py does not import: RuntimeError: needs a GPU to import" in out
+    assert main(["run", "naive", "--size", "64", "--no-time"]) == 0
+    capsys.readouterr()
+    assert main(["run", "raiser"]) == 2
+    err = capsys.readouterr().err
+    assert err == "gpusim: error: raiser: kernels_py/raiser.py does not import: RuntimeError: needs a GPU to import\n"
+    assert main(["run", "broke"]) == 2
+    assert "did you mean broken?" in capsys.readouterr().err
