@@ -90,6 +90,14 @@ def cmd_run(a):
                      warn=lambda text: print(f"gpusim: warning: {text}", file=sys.stderr))
     if a.save_trace:
         _write(a.save_trace, lambda: r.trace.save(a.save_trace), r.kernel)
+    checked = None
+    if a.mode == "full":        # the sanitizer's checks too (gpusim check), on the Python kernel
+        from gpusim.estimate.check import DEFAULT_TOL, check
+        with render.progress_bar(f"checking {a.kernel} (sanitizer)", enabled=not a.json) as prog:
+            checked = check(r.kernel, r.M, r.N, r.K, params=r.params, arch=a.arch, progress=prog)
+        if r.max_rel_error is not None and r.max_rel_error > DEFAULT_TOL:
+            r.warnings.append(f"the simulated C ({r.frontend} front-end) is off numpy's by ||C - ref|| / ||ref|| = "
+                              f"{r.max_rel_error:.1e}, over the tolerance {DEFAULT_TOL:.0e}")
     pred = None
     if not a.no_time:
         from gpusim.timing.kernel_time import predict
@@ -122,15 +130,25 @@ def cmd_run(a):
                 out.setdefault("h200", {})["lsu"] = {k: v for k, v in lsu.items() if k in out["lsu"]}
         if window is not None:
             out["timeline"] = {"path": str(path), "window": window.describe(), **shown}
-        out["warnings"] = list(r.warnings)      # those the records' reading above added too
+        if checked is not None:
+            out["check"] = checked.to_json()
+        out["warnings"] = list(r.warnings) + _jit_notices()   # those the records' reading above added too
         print(json.dumps(out, indent=1))
     else:
-        render.print_summary(r, pred)
+        r.warnings += _jit_notices()
+        render.print_summary(r, pred, checked)
         if a.save_trace:
             render.console.print(f"trace written to {a.save_trace}")
         if window is not None:
             render.print_window(window, path, shown)
-    return 0
+    # --mode full fails (exit 1) on a sanitizer finding or a wrong C, as gpusim check does
+    return 1 if checked is not None and (not checked.ok or any("off numpy's" in w for w in r.warnings)) else 0
+
+
+def _jit_notices() -> list[str]:
+    """numba cache entries found damaged and compiled again in this run (gpusim.jit)."""
+    from gpusim.jit import NOTICES
+    return list(NOTICES)
 
 
 def cmd_list(a):

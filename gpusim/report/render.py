@@ -53,7 +53,7 @@ def _hw_col(table, ncu, title="H200 (ncu)"):
     return bool(ncu)
 
 
-def print_summary(r, pred=None):
+def print_summary(r, pred=None, checked=None):
     m = r.metrics
     # what the H200 measured for this very launch, where traces/hw/h200/ has it: beside each figure of
     # the same ncu name (the exact counts must agree; the cache model's rates and the predictions need not)
@@ -126,6 +126,8 @@ def print_summary(r, pred=None):
         console.print("[dim]predicted time: skipped (--no-time)[/dim]")
     else:
         print_prediction(pred, r)
+    if checked is not None:     # --mode full: the sanitizer's findings (gpusim check)
+        print_check(checked)
     print_warnings(r)       # last, where they are seen
 
 

@@ -94,3 +94,25 @@ def test_a_broken_kernel_file_is_named(tmp_path):
                          capture_output=True, text=True)
     assert out.returncode == 2 and "Traceback" not in out.stderr
     assert "broken.py: could not be imported: SyntaxError" in out.stderr
+
+
+@pytest.fixture
+def buggy_in_kernels_py(monkeypatch):
+    """The buggy kernels as if they were modules of kernels_py (run takes kernels by name)."""
+    import kernels_py
+    from gpusim.kernel import spec
+    monkeypatch.syspath_prepend(str(BUGGY))
+    monkeypatch.setattr(kernels_py, "__path__", [*kernels_py.__path__, str(BUGGY)])
+    monkeypatch.setattr(spec, "_CACHE", {})
+    monkeypatch.setattr(spec, "_BROKEN", {})
+
+
+def test_run_mode_full_runs_the_same_checks(buggy_in_kernels_py, capsys):
+    assert main(["run", "nobarrier", "--size", "64", "--mode", "full", "--no-time", "--json"]) == 1
+    out = json.loads(capsys.readouterr().out)
+    assert out["frontend"] == "python" and out["check"]["ok"] is False
+    assert {f["kind"] for f in out["check"]["findings"]} == {"race-raw", "race-war"}
+    assert main(["run", "wrong", "--size", "64", "--mode", "full", "--no-time"]) == 1
+    text = capsys.readouterr().out
+    assert "wrong result on C" in text and "warning: the simulated C (python front-end) is off numpy's" in text
+    assert main(["run", "naive", "--size", "64", "--mode", "full", "--no-time"]) == 0
