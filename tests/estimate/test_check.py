@@ -9,7 +9,7 @@ import pytest
 
 from gpusim.errors import KernelConfigError, UnknownKernel
 from gpusim.estimate.check import check, load_kernel
-from gpusim.kernel import list_kernels
+from tests.kernel_sizes import every_kernel, small_size
 from gpusim.report.cli import main
 
 BUGGY = Path(__file__).resolve().parent / "buggy"
@@ -22,10 +22,6 @@ EXPECTED = {
     "wrong": ({"values"}, "wrong.py:11"),
     "uninit": ({"uninit-shared", "values"}, "uninit.py:17"),
 }
-# a small size each ladder kernel takes at its defaults (tests/kernels_py/test_kernels.py's)
-SMALL = {"naive": (96, 64, 40), "coalesced": (64, 96, 40), "smemtile": (64, 64, 96),
-         "regtile1d": (128, 128, 64), "regtile2d": (256, 256, 32), "vectorized": (256, 256, 32),
-         "tiled32": (64, 64, 96), "regblock": (256, 128, 32), "dbuf": (256, 256, 32)}
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
@@ -57,15 +53,11 @@ def test_the_wrong_result_names_the_worst_element_and_its_writer():
     assert check(str(BUGGY / "wrong.py"), 64, tol=1.0).ok
 
 
-@pytest.mark.parametrize("kernel", sorted(SMALL))
+@pytest.mark.parametrize("kernel", every_kernel())
 def test_every_kernel_of_kernels_py_is_clean(kernel):
-    res = check(kernel, *SMALL[kernel])
+    res = check(kernel, *small_size(kernel))
     assert res.ok, [f.describe() for f in res.findings]
     assert res.max_rel_error < 1e-5
-
-
-def test_every_kernel_is_in_the_clean_list():
-    assert set(list_kernels()) <= set(SMALL)
 
 
 def test_cli_exit_codes_and_json(capsys):

@@ -5,14 +5,11 @@ import pytest
 
 import gpusim
 from gpusim.estimate.simulate import allocate
-from gpusim.kernel import LADDER
 from gpusim.sass import frontend as F
 from gpusim.sass.cta import SassMemoryError
+from tests.kernel_sizes import every_kernel, small_size
 
-# small launches every kernel takes (tile multiples), and one ragged shape for the bounds-checked ones
-SMALL = {"naive": (96, 64, 40), "coalesced": (64, 96, 40), "smemtile": (64, 64, 96), "regtile1d": (128, 128, 64),
-         "regtile2d": (256, 256, 32), "vectorized": (256, 256, 32), "tiled32": (64, 64, 96),
-         "regblock": (256, 128, 32)}
+# one ragged shape for the bounds-checked kernels
 RAGGED = {"naive": (37, 45, 23), "coalesced": (45, 37, 19)}
 
 
@@ -32,12 +29,12 @@ def _global_accesses(trace, bases, store):
     return out
 
 
-@pytest.mark.parametrize("kernel", list(LADDER) + [f"{k}-ragged" for k in RAGGED])
+@pytest.mark.parametrize("kernel", every_kernel() + [f"{k}-ragged" for k in RAGGED])
 def test_values_and_addresses_match_the_python_kernel(kernel):
     """Full mode: the compiled kernel's C equals numpy's, and the Python kernel touches the same
     elements of A, B and C (loads and stores) as the SASS does."""
     name, ragged = kernel.split("-")[0], kernel.endswith("ragged")
-    M, N, K = (RAGGED if ragged else SMALL)[name]
+    M, N, K = RAGGED[name] if ragged else small_size(name)
     s = gpusim.simulate(name, M, N, K, mode="full", keep_trace=True, frontend="sass")
     p = gpusim.simulate(name, M, N, K, mode="full", keep_trace=True, frontend="python")
     assert s.max_rel_error < 1e-5
@@ -46,11 +43,11 @@ def test_values_and_addresses_match_the_python_kernel(kernel):
         assert _global_accesses(s.trace, s.bases, store) == _global_accesses(p.trace, p.bases, store)
 
 
-@pytest.mark.parametrize("kernel", LADDER)
+@pytest.mark.parametrize("kernel", every_kernel())
 def test_sampled_counts_equal_full_enumeration(kernel):
     """Loop sampling (whole iterations standing for skipped ones) and CTA classes: every count of
     a sampled run equals the run of every CTA and every trip, at a size where loops are sampled."""
-    M, N, K = SMALL[kernel]
+    M, N, K = small_size(kernel)
     K = K * 8
     M, N = 2 * M, 2 * N
     full = gpusim.simulate(kernel, M, N, K, mode="full", frontend="sass")
