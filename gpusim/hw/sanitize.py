@@ -62,6 +62,9 @@ def launch_once(cubin: str, name: str, grid, block, M: int, N: int, K: int):
     """The child: one launch of `name` from `cubin` on random inputs, then a synchronize."""
     from gpusim.hw.gpu import Problem, cupy
     cp = cupy()
+    # one cudaMalloc per array: through cupy's pool an access past A's end lands in the pool's block,
+    # where memcheck (which knows allocations, not arrays) cannot see it
+    cp.cuda.set_allocator(None)
     prob = Problem(cp, M, N, K)
     prob.reset_c()
     fn = cp.RawModule(path=cubin).get_function(name)
@@ -70,12 +73,18 @@ def launch_once(cubin: str, name: str, grid, block, M: int, N: int, K: int):
 
 
 def _summary(text: str) -> dict:
-    m = re.search(r"ERROR SUMMARY: (\d+) error", text)
-    kinds = sorted(set(re.findall(r"(Invalid __\w+__ \w+|Race reported between \w+ access|"
-                                  r"Barrier error|Uninitialized __\w+__ memory read|"
-                                  r"\w+ hazard|Divergent thread\(s\) in \w+)", text)))
-    lines = [ln.strip() for ln in text.splitlines() if ln.startswith("=========") and ln.strip("= \n")]
-    return {"errors": int(m.group(1)) if m else None, "kinds": kinds, "first_lines": lines[:8]}
+    """Error count and the kinds of report: 'race Write-Read', 'barrier divergent', 'invalid global read'."""
+    m = re.search(r"ERROR SUMMARY: (\d+) error", text) or re.search(r"RACECHECK SUMMARY: .*\((\d+) error", text)
+    kinds = set()
+    for first, second in re.findall(r"Race reported between (\w+) access.*\n=+\s+and (\w+) access", text):
+        kinds.add(f"race {first}-{second}")
+    if "Barrier error" in text:
+        kinds.add("barrier divergent")
+    kinds |= {f"invalid {sp} {rw}" for sp, rw in re.findall(r"Invalid __(\w+)__ (read|write)", text)}
+    kinds |= {"uninitialized read" for _ in re.findall(r"Uninitialized __\w+__ memory read", text)[:1]}
+    lines = [ln.strip() for ln in text.splitlines() if ln.startswith("=========") and ln.strip("= \n")
+             and "Host Frame" not in ln]
+    return {"errors": int(m.group(1)) if m else None, "kinds": sorted(kinds), "first_lines": lines[:8]}
 
 
 def main(argv=None) -> int:
@@ -106,7 +115,10 @@ def main(argv=None) -> int:
         row = {"kernel": name, "source": str(src.relative_to(BUGGY.parents[2])), "M": M, "N": N, "K": K,
                "grid": list(grid), "block": list(block)}
         for tool in TOOLS:
-            cmd = [san, "--tool", tool, "--print-limit", "4", sys.executable, "-m", "gpusim.hw.sanitize",
+            # --padding: a guard after each allocation, else a read just past A lands in B (allocated next
+            # to it) and memcheck, which knows allocations and not arrays, sees a valid address
+            pad = ["--padding", "256"] if tool == "memcheck" else []
+            cmd = [san, "--tool", tool, *pad, "--print-limit", "4", sys.executable, "-m", "gpusim.hw.sanitize",
                    "--launch", str(cubin), name, *map(str, (*grid, *block)), str(M), str(N), str(K)]
             res = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
             row[tool] = _summary(res.stdout + res.stderr)
@@ -114,7 +126,7 @@ def main(argv=None) -> int:
             print(f"{name:10s} {tool:9s} errors {row[tool]['errors']} {row[tool]['kinds']}", flush=True)
         rows.append(row)
     ver = subprocess.run([san, "--version"], capture_output=True, text=True).stdout.strip().splitlines()
-    rec = {"schema": "gpusim.hw.sanitizer/1", "command": "python3 -m gpusim.hw.sanitize " + " ".join(argv or sys.argv[1:]),
+    rec = {"schema": "gpusim.hw.sanitizer/1", "command": ("PYTHONPATH=. python3 -m gpusim.hw.sanitize " + " ".join(argv or sys.argv[1:])).replace(str(out), "$OUT"),
            "date": utc_now(), "device": smi_query().get("name", "?"), "driver": smi_query().get("driver_version", "?"),
            "cuda": cuda_versions(), "compute_sanitizer": ver[-1] if ver else "?", "build_flags": FLAGS,
            "what": "compute-sanitizer's error count and first report lines per kernel and tool, one launch each",

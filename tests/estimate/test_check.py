@@ -108,3 +108,40 @@ def test_run_mode_full_runs_the_same_checks(buggy_in_kernels_py, capsys):
     text = capsys.readouterr().out
     assert "wrong result on C" in text and "warning: the simulated C (python front-end) is off numpy's" in text
     assert main(["run", "naive", "--size", "64", "--mode", "full", "--no-time"]) == 0
+
+
+# compute-sanitizer on the H200 (traces/hw/h200/sanitizer/, `python3 -m gpusim.hw.sanitize`): its report
+# kinds and the gpusim check findings each stands for
+SANITIZER = Path(__file__).resolve().parents[2] / "traces" / "hw" / "h200" / "sanitizer" / "compute_sanitizer.json"
+THEIRS_TO_OURS = {"race Write-Read": {"race-raw", "race-war"}, "race Read-Write": {"race-raw", "race-war"},
+                  "race Write-Write": {"race-waw"}, "barrier divergent": {"barrier-divergent"},
+                  "invalid global read": {"oob", "misaligned"}, "invalid global write": {"oob", "misaligned"},
+                  "invalid shared read": {"oob", "misaligned"}, "invalid shared write": {"oob", "misaligned"}}
+OURS_WITH_A_COUNTERPART = set().union(*THEIRS_TO_OURS.values())
+
+
+def _sanitizer_rows():
+    return json.loads(SANITIZER.read_text())["rows"]
+
+
+@pytest.mark.parametrize("row", _sanitizer_rows(), ids=lambda r: r["kernel"])
+def test_check_finds_what_compute_sanitizer_finds_on_the_h200(row):
+    """Every kind of report compute-sanitizer made on the CUDA twin, gpusim check makes on the Python
+    kernel, and no kind it did not (wrong values and uninitialised shared reads have no counterpart
+    among memcheck, racecheck and synccheck)."""
+    name = row["kernel"]
+    buggy = row["source"].startswith("tests/")
+    res = check(str(BUGGY / f"{name}.py"), row["M"]) if buggy else check(name, *small_size(name))
+    ours = {f.kind for f in res.findings} & OURS_WITH_A_COUNTERPART
+    theirs = set().union(*(row[t]["kinds"] for t in ("memcheck", "racecheck", "synccheck")))
+    assert all(row[t]["errors"] is not None for t in ("memcheck", "racecheck", "synccheck"))
+    for kind in theirs:
+        assert THEIRS_TO_OURS[kind] & ours, (kind, ours)
+    for kind in ours:
+        assert any(kind in THEIRS_TO_OURS[t] for t in theirs), (kind, theirs)
+
+
+def test_the_sanitizer_record_covers_every_twin_and_buggy_kernel():
+    have = {r["kernel"] for r in _sanitizer_rows()}
+    twins = {k for k in every_kernel() if (SANITIZER.parents[4] / "kernels_cuda" / f"{k}.cu").is_file()}
+    assert twins | {p.stem for p in BUGGY.glob("*.cu")} <= have
