@@ -22,6 +22,8 @@ import json
 
 import pytest
 
+pytestmark = pytest.mark.slow    # every record against the simulation: minutes; .ci/run runs it
+
 import gpusim
 from gpusim.kernel import LADDER
 from gpusim.memory.counters import per_base_opcode

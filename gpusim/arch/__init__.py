@@ -1,4 +1,4 @@
 """GPU presets: frozen dataclasses of plain fields, each with its unit and source."""
-from gpusim.arch.presets import GPU, PRESETS, get_arch
+from gpusim.arch.presets import GPU, PRESETS, arch_overrides, get_arch, override
 
-__all__ = ["GPU", "PRESETS", "get_arch"]
+__all__ = ["GPU", "PRESETS", "arch_overrides", "get_arch", "override"]

@@ -9,7 +9,9 @@ datasheet. "(unverified)" marks a figure from a single secondary source.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+import difflib
+import math
+from dataclasses import dataclass, fields, replace
 
 from gpusim.errors import GpusimError
 
@@ -330,3 +332,76 @@ def get_arch(name: str | GPU) -> GPU:
     if key not in PRESETS:
         raise GpusimError(f"unknown arch {name!r}; known: {', '.join(PRESETS)}")
     return PRESETS[key]
+
+
+# fields where 0 is a setting ("no such cap", "off", "none", per their comments in GPU); every other number is
+# a count, size, clock, bandwidth, latency or rate, and must be positive
+ZERO_ALLOWED = frozenset({"lg_sm_untaken_depth", "lg_sm_miss_depth", "lg_sm_miss_sectors", "pair_run_issues",
+                          "lsu_queue_read_ahead", "register_read_lead_cycles", "launch_overhead_us"})
+
+
+def _field_type(f) -> str:
+    return f.type if isinstance(f.type, str) else f.type.__name__     # (annotations are strings here)
+
+
+def _field_value(gpu: GPU, name: str, kind: str, raw):
+    """`raw` (a number, or the text of --set) as field `name` of type `kind` takes it, or a one-line refusal."""
+    old = getattr(gpu, name)
+    said = f"--set {name}={raw}"
+    if kind == "bool":
+        if isinstance(raw, bool):
+            return raw
+        text = str(raw).strip().lower()
+        if text in ("true", "false"):
+            return text == "true"
+        raise GpusimError(f"{said}: {name} is a switch, true or false ({gpu.name}: {str(old).lower()})")
+    if kind not in ("int", "float"):
+        raise GpusimError(f"{said}: {name} is a {kind} field; --set changes numeric and true/false fields only")
+    try:
+        if isinstance(raw, bool):
+            raise ValueError
+        if kind == "int":
+            if isinstance(raw, float):
+                raise ValueError
+            value = int(raw.strip()) if isinstance(raw, str) else int(raw)
+        else:
+            value = float(raw.strip()) if isinstance(raw, str) else float(raw)
+            if not math.isfinite(value):
+                raise ValueError
+    except (TypeError, ValueError):
+        want = "an integer" if kind == "int" else "a number"
+        raise GpusimError(f"{said}: {name} takes {want} ({gpu.name}: {old})") from None
+    if value < 0 or (value == 0 and name not in ZERO_ALLOWED):
+        floor = "0 or more" if name in ZERO_ALLOWED else "positive"
+        raise GpusimError(f"{said}: {name} must be {floor} ({gpu.name}: {old})")
+    return value
+
+
+def override(arch: str | GPU, sets=None) -> GPU:
+    """The GPU `arch` (a preset's name or a GPU) with the fields of `sets` ({field: value}, values as
+    numbers or as the text `--set FIELD=VALUE` gives) replaced: each name checked against GPU's fields
+    (an unknown one refused with the closest names), each value against its field's type; counts,
+    sizes, clocks, bandwidths and latencies must be positive. The GPU keeps its name: `arch_overrides`
+    tells what differs from the preset."""
+    gpu = get_arch(arch)
+    kinds = {f.name: _field_type(f) for f in fields(GPU)}
+    changes = {}
+    for name, raw in (sets or {}).items():
+        if name not in kinds:
+            close = difflib.get_close_matches(name, list(kinds), n=3, cutoff=0.5)
+            hint = f"; did you mean {', '.join(close)}?" if close else " (gpusim.arch.GPU lists the fields)"
+            raise GpusimError(f"--set {name}: the GPU preset has no field {name!r}{hint}")
+        if name == "name":      # the preset's identity: what arch_overrides compares against
+            raise GpusimError("--set name: the preset's name cannot be changed (pick another with --arch)")
+        changes[name] = _field_value(gpu, name, kinds[name], raw)
+    return replace(gpu, **changes) if changes else gpu
+
+
+def arch_overrides(gpu: GPU) -> dict:
+    """{field: {"old": the preset's value, "new": this GPU's}} for each field `gpu` changes from the
+    preset of its name ({} for a preset itself, or a GPU that is no preset's)."""
+    base = next((p for p in PRESETS.values() if p.name == gpu.name), None)
+    if base is None or base == gpu:
+        return {}
+    return {f.name: {"old": getattr(base, f.name), "new": getattr(gpu, f.name)}
+            for f in fields(GPU) if getattr(base, f.name) != getattr(gpu, f.name)}

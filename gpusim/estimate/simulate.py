@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from gpusim.arch import get_arch, GPU
+from gpusim.arch import arch_overrides, get_arch, GPU
 from gpusim.errors import KernelConfigError
 from gpusim.estimate.occupancy import occupancy, Occupancy
 from gpusim.estimate.registers import ptxas_info
@@ -60,14 +60,21 @@ class SimResult:
     notes: list = field(default_factory=list)
     frontend: str = "python"                 # "sass": the compiled twin's instruction stream; "python": the source's
     warnings: list = field(default_factory=list)   # one line each: the run's cost, a damaged record, ...
+    # the GPU it ran on, a preset or one with fields changed (--set): the timing and the cache model read
+    # this one, not the preset of its name
+    gpu: GPU | None = field(default=None, repr=False)
 
     def to_json(self) -> dict:
-        return {"kernel": self.kernel, "arch": self.arch, "M": self.M, "N": self.N, "K": self.K,
-                "params": self.params, "grid": list(self.grid), "block": list(self.block),
-                "mode": self.mode, "frontend": self.frontend, "metrics": self.metrics,
-                "inst_executed_per_opcode": self.inst_executed_per_opcode,
-                "time_ms": None, "cycles": None, "stalls": None, "notes": list(self.notes),
-                "warnings": list(self.warnings)}
+        out = {"kernel": self.kernel, "arch": self.arch, "M": self.M, "N": self.N, "K": self.K,
+               "params": self.params, "grid": list(self.grid), "block": list(self.block),
+               "mode": self.mode, "frontend": self.frontend, "metrics": self.metrics,
+               "inst_executed_per_opcode": self.inst_executed_per_opcode,
+               "time_ms": None, "cycles": None, "stalls": None, "notes": list(self.notes),
+               "warnings": list(self.warnings)}
+        changed = arch_overrides(self.gpu) if self.gpu is not None else {}
+        if changed:     # only where --set changed fields: a preset's output stays as it was
+            out["arch_overrides"] = changed
+        return out
 
 
 def _classes(g: int, period: int, sampled: bool):
@@ -327,4 +334,4 @@ def simulate(kernel: str | KernelSpec, M: int, N: int | None = None, K: int | No
         err = float(np.linalg.norm(C.reshape(M, N) - ref) / np.linalg.norm(ref))
     return SimResult(spec.name, gpu.name, M, N, K, p, grid, block, mode, metrics, per_op, occ, reg_src,
                      len(ctas), time.perf_counter() - t0, bases, err, trace if keep_trace else None, notes,
-                     frontend, warned)
+                     frontend, warned, gpu)

@@ -240,12 +240,23 @@ def _l2_line(line, h, sample, tags, valid, stamp, ways, clock, te, W, fill_t, q,
         out_pend[q] += 1
 
 @njit(cache=True)
-def _l2_tiles(ev_cta, ev_chunk, ev_t, W, nchunks, gx, a_rows, a_line0, a_row_lines, a_dx, a_dy,
+def _l2_tiles(ev_cta, ev_chunk, ev_t, ev_mode, ev_blk, W, nchunks, gx, a_rows, a_line0, a_row_lines, a_dx, a_dy,
               b_cls, b_line0, b_row_lines, b_dx, b_dy, K,
               c_rows, c_cls, c_line0, c_row_lines, c_rdx, c_rdy, c_cdx, c_cdy,
-              tags, valid, stamp, fill_t, nsets, ways, sample, out_acc, out_miss, out_pend):
+              tags, valid, stamp, fill_t, nsets, ways, sample, blk_acc, blk_miss, blk_pend):
+    """ev_mode per event: 0 skipped, 1 simulated to warm the cache (not counted), 2 simulated and
+    counted in its block's row of blk_* (l2_simulate's time windows)."""
     clock = 0
+    warm_acc = np.zeros(3, np.int64)
+    warm_miss = np.zeros(3, np.int64)
+    warm_pend = np.zeros(3, np.int64)
     for e in range(ev_cta.shape[0]):
+        if ev_mode[e] == 0:
+            continue
+        if ev_mode[e] == 2:
+            out_acc, out_miss, out_pend = blk_acc[ev_blk[e]], blk_miss[ev_blk[e]], blk_pend[ev_blk[e]]
+        else:
+            out_acc, out_miss, out_pend = warm_acc, warm_miss, warm_pend
         i = ev_cta[e]
         c = ev_chunk[e]
         te = ev_t[e]
@@ -352,16 +363,83 @@ def phased_schedule(n_ctas: int, sm_count: int, slot_finish) -> tuple[np.ndarray
     return start, dur
 
 
+# The chip-wide stream grows with M*N*K; past WINDOW_LINES line accesses it is simulated in time
+# windows, so that its cost stays flat in the problem size: the schedule's span is cut into blocks of
+# equal time, each about WINDOW_BUDGET / COUNTED_WINDOWS lines; the first and last blocks (the cold
+# start and the tail) and evenly spaced middle ones, COUNTED_WINDOWS in all, are counted, each after a
+# warm-up long enough for WARM_CAPACITIES times the L2's lines to pass, simulated uncounted; a middle
+# block stands for the middle blocks around it. Only the windows' events are made. Every stream of
+# the ladder up to 4096 is under WINDOW_LINES (whole); tests/memory/test_cache.py holds windowed
+# runs to whole ones at 8192.
+WINDOW_LINES = 3e8
+WINDOW_BUDGET = 6e7
+COUNTED_WINDOWS = 16
+WARM_CAPACITIES = 4
+
+
+def time_windows(t0: float, t1: float, total_lines: float, cap_lines: int, windows: bool | None = None):
+    """([(warm from, count from, count to, block)], weight per block) over the schedule's span [t0, t1]
+    with total_lines line accesses. windows=None: windows only past WINDOW_LINES; False: never (one span,
+    everything counted); True: always (tests)."""
+    if windows is False or (windows is None and total_lines <= WINDOW_LINES):
+        return [(t0, t0, np.inf, 0)], np.ones(1)
+    warm_lines = WARM_CAPACITIES * cap_lines
+    per_window = max(cap_lines, WINDOW_BUDGET / COUNTED_WINDOWS - warm_lines)
+    nb = int(max(COUNTED_WINDOWS, total_lines // per_window))
+    edges = np.linspace(t0, t1, nb + 1)
+    warm_t = warm_lines / (total_lines / (t1 - t0))          # time for that many lines to pass
+    middle = np.unique(np.linspace(1, nb - 2, COUNTED_WINDOWS - 2).round().astype(np.int64))
+    weight = np.zeros(nb)
+    weight[0] = weight[-1] = 1.0
+    weight[middle] = (nb - 2) / len(middle)
+    spans = [(edges[b] - (warm_t if b else 0.0), edges[b], edges[b + 1] if b < nb - 1 else np.inf, int(b))
+             for b in np.concatenate([[0], middle, [nb - 1]])]
+    return spans, weight
+
+
+def _window_events(start, dur, nchunks: int, spans):
+    """(CTA, chunk, time, mode, block) of every event inside a span's [warm from, count to): mode 2 where
+    it is at or after the span's count from, else 1 (warm-up). An event inside several spans' warm-ups
+    or windows is made once, counted if any span counts it."""
+    n = len(start)
+    c_all = np.arange(nchunks + 1)
+    frac = np.minimum(c_all + 0.5, nchunks) / nchunks
+    out_i, out_c, out_m, out_b = [], [], [], []
+    for lo, cnt, hi, b in spans:
+        # the CTAs with an event in [lo, hi): their first and last chunk there
+        live = np.flatnonzero((start + dur * frac[-1] >= lo) & (start + dur * frac[0] < hi))
+        if live.size == 0:
+            continue
+        t = start[live, None] + dur[live, None] * frac[None, :]           # (ctas, nchunks + 1)
+        inside = (t >= lo) & (t < hi)
+        ii, cc = np.nonzero(inside)
+        ii = live[ii]
+        m = np.where(t[inside] >= cnt, 2, 1).astype(np.int8)
+        out_i.append(ii), out_c.append(cc), out_m.append(m), out_b.append(np.full(ii.size, b))
+    if not out_i:
+        z = np.zeros(0, np.int64)
+        return z, z, np.zeros(0), np.zeros(0, np.int8), z
+    i, c, m, blk = (np.concatenate(x) for x in (out_i, out_c, out_m, out_b))
+    # one event per (CTA, chunk): the counted copy where there is one
+    key = i * (nchunks + 1) + c
+    order = np.lexsort((-m, key))
+    keep = order[np.r_[True, key[order][1:] != key[order][:-1]]]
+    i, c, m, blk = i[keep], c[keep], m[keep], blk[keep]
+    t = start[i] + dur[i] * frac[c]
+    return i.astype(np.int64), c.astype(np.int64), t.astype(np.float64), m, blk.astype(np.int64)
+
+
 def l2_simulate(result, *, l2_bytes: int | None = None, schedule: str = "fluid", sample: int | None = None,
                 arch: GPU | None = None, slot_finish=None, pending_ns: float = 0.0,
-                unit_ns: float | None = None) -> dict:
-    """Chip-wide L2 over the tile stream of every CTA (see module doc). Returns per-array line
+                unit_ns: float | None = None, windows: bool | None = None) -> dict:
+    """Chip-wide L2 over the tile stream of every CTA (see module doc); past WINDOW_LINES accesses, in
+    time windows (`time_windows`; windows=False: always the whole stream). Returns per-array line
     accesses and misses (scaled back by the set-sampling factor) and the settings used.
     pending_ns > 0: a hit on a line whose miss by another CTA began less than pending_ns before gets
     its data with that fill (a pending hit); such hits are counted per array ("line_pending",
     "pending_fraction" = pending / accesses, "latency_miss_fraction" = (misses + pending) / accesses).
     The schedule's time unit in ns: the record's for "measured", else unit_ns (one CTA's round)."""
-    arch = arch or get_arch(result.arch)
+    arch = arch or getattr(result, "gpu", None) or get_arch(result.arch)   # the result's GPU (--set), not the preset
     trace = result.trace
     M, N, K = result.M, result.N, result.K
     gx, gy, gz = result.grid
@@ -397,21 +475,17 @@ def l2_simulate(result, *, l2_bytes: int | None = None, schedule: str = "fluid",
     S = arch.sm_count * occ.blocks_per_sm
     n_ctas = gx * gy
     nchunks = -(-K * 4 // LINE)
-    i = np.repeat(np.arange(n_ctas, dtype=np.int64), nchunks + 1)
-    c = np.tile(np.arange(nchunks + 1, dtype=np.int64), n_ctas)
-    frac = np.minimum(c + 0.5, nchunks) / nchunks
+    # each CTA's start and duration in units of one round; its chunk c's event at start + dur * frac(c)
     if schedule == "fluid":
-        t = i / S + frac
+        start, dur = np.arange(n_ctas) / S, np.ones(n_ctas)
     elif schedule == "waves":
-        t = (i // S).astype(np.float64) + frac
+        start, dur = (np.arange(n_ctas) // S).astype(np.float64), np.ones(n_ctas)
     elif schedule == "measured":
         start, dur, unit_ns = measured_schedule(result, n_ctas, with_unit=True)
-        t = start[i] + frac * dur[i]
     elif schedule == "phased":
         if not slot_finish or len(slot_finish) != occ.blocks_per_sm:
             raise GpusimError(f"schedule='phased' needs slot_finish for the {occ.blocks_per_sm} resident CTAs")
         start, dur = phased_schedule(n_ctas, arch.sm_count, slot_finish)
-        t = start[i] + frac * dur[i]
     else:
         raise GpusimError(f"schedule must be 'fluid', 'waves', 'phased' or 'measured', got {schedule!r}")
     if schedule != "measured":
@@ -420,29 +494,41 @@ def l2_simulate(result, *, l2_bytes: int | None = None, schedule: str = "fluid",
                               "round in ns")
         unit_ns = unit_ns or 1.0
     W = pending_ns / unit_ns if pending_ns else 0.0
-    order = np.lexsort((i, t))
     cap = l2_bytes if l2_bytes is not None else l2_capacity_bytes(arch)
-    total = n_ctas * nchunks * (a_rows.size + 32 * b_cls.size)
+    chunk_lines, c_lines = a_rows.size + 32 * b_cls.size, len(c_pairs)
+    total_lines = n_ctas * (nchunks * chunk_lines + c_lines)
+    spans, weight = time_windows(float(start.min()), float((start + dur).max()), total_lines, cap // LINE, windows)
+    i, c, t, mode, blk = _window_events(start, dur, nchunks, spans)
+    order = np.lexsort((i, t))
+    i, c, t, mode, blk = i[order], c[order], t[order], mode[order], blk[order]
+    total = int(np.where(c < nchunks, chunk_lines, c_lines).sum())
     if sample is None:
         sample = 1
         while total / sample > 2e7 and sample < 16:
             sample *= 2
     tags, valid, stamp, nsets, ways = _new_cache(cap // sample, L2_WAYS)
-    acc, miss, pend = np.zeros(3, np.int64), np.zeros(3, np.int64), np.zeros(3, np.int64)
+    nb = len(weight)
+    b_acc, b_miss, b_pend = (np.zeros((nb, 3), np.int64) for _ in range(3))
     fill_t = np.full(tags.shape[0] if W else 1, -np.inf)
     bl = {nm: result.bases[nm] // LINE for nm in "ABC"}
-    _l2_tiles(i[order], c[order], np.asarray(t, np.float64)[order], float(W), nchunks, gx,
+    _l2_tiles(i, c, t, mode, blk, float(W), nchunks, gx,
               a_rows, bl["A"], K * 4 // LINE, steps["a"][0], steps["a"][1],
               b_cls, bl["B"], N * 4 // LINE, steps["b"][0], steps["b"][1], K,
               c_pairs[:, 0].astype(np.int64).copy(), c_pairs[:, 1].astype(np.int64).copy(), bl["C"],
               N * 4 // LINE, steps["cr"][0], steps["cr"][1], steps["cc"][0], steps["cc"][1],
-              tags, valid, stamp, fill_t, nsets, ways, sample, acc, miss, pend)
-    return {"line_accesses": (acc * sample).tolist(), "line_misses": (miss * sample).tolist(),
+              tags, valid, stamp, fill_t, nsets, ways, sample, b_acc, b_miss, b_pend)
+    # each counted block stands for `weight` blocks (1 each where every event was simulated)
+    acc, miss, pend = ((weight[:, None] * x).sum(axis=0) for x in (b_acc, b_miss, b_pend))
+    windows_used = int((weight > 0).sum())
+    return {"line_accesses": (acc * sample).round().astype(np.int64).tolist(),
+            "line_misses": (miss * sample).round().astype(np.int64).tolist(),
             "miss_fraction": [float(m / a) if a else 0.0 for m, a in zip(miss, acc)],
             "line_pending": (pend * sample).tolist(),
             "pending_fraction": [float(p / a) if a else 0.0 for p, a in zip(pend, acc)],
             "latency_miss_fraction": [float((m + p) / a) if a else 0.0 for m, p, a in zip(miss, pend, acc)],
-            "capacity_bytes": cap, "sample": sample, "schedule": schedule}
+            "capacity_bytes": cap, "sample": sample, "schedule": schedule,
+            "windows": windows_used, "blocks": nb, "lines_simulated": total,
+            "lines_in_stream": int(total_lines)}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -475,9 +561,9 @@ def hit_rates(result, *, schedule: str = "fluid", sample: int | None = None, l2_
     """
     if result.trace is None:
         from gpusim.estimate.simulate import simulate
-        result = simulate(result.kernel, result.M, result.N, result.K, arch=result.arch,
+        result = simulate(result.kernel, result.M, result.N, result.K, arch=getattr(result, "gpu", None) or result.arch,
                           params=result.params, mode=result.mode, keep_trace=True)
-    arch = get_arch(result.arch)
+    arch = getattr(result, "gpu", None) or get_arch(result.arch)
     gidx, w, sect, hit, l1cap = _l1_whole(result, arch)
     sectors = int((w * sect).sum())
     hits = int((w * hit).sum())

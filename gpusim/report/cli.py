@@ -1,4 +1,4 @@
-"""`gpusim` command line: run, check, list, compare, hw record."""
+"""`gpusim` command line: run, check, list, compare, sweep, hw record."""
 from __future__ import annotations
 
 import argparse
@@ -8,6 +8,7 @@ import tempfile
 from pathlib import Path
 
 from gpusim.errors import GpusimError, KernelConfigError
+from gpusim.paths import write_atomic
 from gpusim.timing.kernel_time import W1
 
 DEFAULT_SIZE = 1024
@@ -21,6 +22,32 @@ def _params(pairs, kernel: str | None = None):
             raise KernelConfigError(f"{kernel + ': ' if kernel else ''}--param takes NAME=VALUE, got {item!r}")
         out[k.strip()] = v.strip()
     return out
+
+
+def _axes(pairs, flag: str, what: str, form: str = "NAME=V1,V2,...") -> dict:
+    """NAME=V1,V2,... (repeatable) as {NAME: [text values]}: a sweep's axes, or --set's fields."""
+    out = {}
+    for item in pairs or []:
+        k, eq, v = item.partition("=")
+        k = k.strip()
+        values = [x.strip() for x in v.split(",")]
+        if not eq or not k or not all(values):
+            raise KernelConfigError(f"{what}: {flag} takes {form}, got {item!r}")
+        if k in out:
+            raise KernelConfigError(f"{what}: {flag} {k} given twice; list its values once: {k}=V1,V2")
+        out[k] = values
+    return out
+
+
+def _arch(a):
+    """--arch with the --set changes of `gpusim run` (one value per field), checked before anything runs."""
+    from gpusim.arch import override
+    sets = _axes(a.set, "--set", a.kernel, "FIELD=VALUE")
+    for k, values in sets.items():
+        if len(values) > 1:
+            raise KernelConfigError(f"{a.kernel}: gpusim run takes one value per --set field, got {k}="
+                                    f"{','.join(values)} (gpusim sweep takes lists)")
+    return override(a.arch, {k: v[0] for k, v in sets.items()})
 
 
 def _sizes(a):
@@ -79,13 +106,19 @@ def cmd_run(a):
         raise GpusimError(f"{a.kernel}: --window and --timeline shape the --trace timeline: add --trace")
     if a.window is not None and a.window <= 0:
         raise GpusimError(f"{a.kernel}: --window takes a positive number of loop trips, got {a.window}")
+    if a.plot and a.no_time:
+        raise GpusimError(f"{a.kernel}: --plot draws the prediction's stalls and roofline: it cannot go with --no-time")
+    gpu = _arch(a)      # the preset, with --set's fields changed
     # the outputs' folders before the simulation, not after minutes of it
-    for flag, path in (("--save-trace", a.save_trace), ("--timeline", a.timeline)):
+    for flag, path in (("--save-trace", a.save_trace), ("--timeline", a.timeline), ("--plot", a.plot)):
         if path:
             _writable(path, flag, a.kernel)
+    if a.plot:
+        from gpusim.report import plots
+        plots.require()
     with render.progress_bar(f"simulating {a.kernel}", enabled=not a.json) as prog:
         # the timing's cache model reads the trace: kept, it need not be simulated a second time
-        r = simulate(a.kernel, M, N, K, arch=a.arch, params=params, mode=a.mode,
+        r = simulate(a.kernel, M, N, K, arch=gpu, params=params, mode=a.mode,
                      keep_trace=bool(a.save_trace) or not a.no_time, progress=prog, frontend=a.frontend,
                      warn=lambda text: print(f"gpusim: warning: {text}", file=sys.stderr))
     if a.save_trace:
@@ -94,7 +127,7 @@ def cmd_run(a):
     if a.mode == "full":        # the sanitizer's checks too (gpusim check), on the Python kernel
         from gpusim.estimate.check import DEFAULT_TOL, check
         with render.progress_bar(f"checking {a.kernel} (sanitizer)", enabled=not a.json) as prog:
-            checked = check(r.kernel, r.M, r.N, r.K, params=r.params, arch=a.arch, progress=prog)
+            checked = check(r.kernel, r.M, r.N, r.K, params=r.params, arch=gpu, progress=prog)
         if r.max_rel_error is not None and r.max_rel_error > DEFAULT_TOL:
             r.warnings.append(f"the simulated C ({r.frontend} front-end) is off numpy's by ||C - ref|| / ||ref|| = "
                               f"{r.max_rel_error:.1e}, over the tolerance {DEFAULT_TOL:.0e}")
@@ -111,6 +144,8 @@ def cmd_run(a):
             window = time_window(r, pred, trips=a.window)
         path = a.timeline or f"traces/sim/{r.kernel}_{r.M}x{r.N}x{r.K}.json"
         shown = _write(path, lambda: write_timeline(window, path), r.kernel)
+    if a.plot:
+        _write(a.plot, lambda: plots.plot_run(a.plot, r, pred, gpu, render.h200_record(r)), r.kernel)
     if a.json:
         out = r.to_json()
         if pred is not None:
@@ -141,6 +176,8 @@ def cmd_run(a):
             render.console.print(f"trace written to {a.save_trace}")
         if window is not None:
             render.print_window(window, path, shown)
+        if a.plot:
+            render.console.print(f"plot written to {a.plot}")
     # --mode full fails (exit 1) on a sanitizer finding or a wrong C, as gpusim check does
     return 1 if checked is not None and (not checked.ok or any("off numpy's" in w for w in r.warnings)) else 0
 
@@ -182,6 +219,12 @@ def cmd_compare(a):
     if a.size is not None and a.size not in recorded:
         raise KernelConfigError(f"compare: --size {a.size} has no H200 records; recorded sizes: "
                                 f"{', '.join(map(str, recorded))}")
+    if a.plot:
+        if a.no_time:
+            raise GpusimError("compare: --plot draws predicted against measured times: it cannot go with --no-time")
+        _writable(a.plot, "--plot", "compare")
+        from gpusim.report import plots
+        plots.require()
     rows = []
     sizes = [a.size] if a.size is not None else [1024, 2048, 4096]
     for size in sizes:
@@ -198,6 +241,67 @@ def cmd_compare(a):
                              ("/variants: the held-out set)" if a.variants else ")"))
         if summary:
             render.print_timing_summary(summary)
+    if a.plot:
+        _write(a.plot, lambda: plots.plot_compare(a.plot, rows), "compare")
+        if not a.json:
+            render.console.print(f"plot written to {a.plot}")
+    return 0
+
+
+def _sweep_sizes(a) -> list:
+    """--size N, --sizes N1,N2,... or --M/--N/--K (one shape), one of them."""
+    given = [flag for flag, v in (("--size", a.size), ("--sizes", a.sizes)) if v is not None]
+    if a.M is not None or a.N is not None or a.K is not None:
+        given.append("--M/--N/--K")
+    if len(given) > 1:
+        raise KernelConfigError(f"sweep: give one of --size, --sizes, --M/--N/--K, not {' and '.join(given)}")
+    if a.sizes is not None:
+        sizes = []
+        for s in a.sizes.split(","):
+            if not s.strip().isdigit() or int(s) <= 0:
+                raise KernelConfigError(f"sweep: --sizes takes positive integers N1,N2,..., got {s.strip()!r}")
+            sizes.append(int(s))
+        return sizes
+    return [_sizes(a)]
+
+
+def cmd_sweep(a):
+    import time
+    from gpusim.estimate.sweep import rank, run_points, sweep_points, to_csv
+    from gpusim.report import render
+    if a.plot and a.no_time:
+        raise GpusimError(f"{a.kernel}: --plot draws the predicted times: it cannot go with --no-time")
+    archs = [x.strip() for x in a.arch.split(",")]
+    if not all(archs):
+        raise KernelConfigError(f"sweep: --arch takes NAME[,NAME...], got {a.arch!r}")
+    # every name and value checked, and the outputs' folders, before any point runs
+    points = sweep_points(a.kernel, _axes(a.param, "--param", a.kernel), _sweep_sizes(a), archs,
+                          _axes(a.set, "--set", a.kernel, "FIELD=V1,V2,..."))
+    for flag, path in (("--csv", a.csv), ("--plot", a.plot)):
+        if path:
+            _writable(path, flag, a.kernel)
+    if a.plot:
+        from gpusim.report import plots
+        plots.require()
+    t0 = time.perf_counter()
+    with render.progress_bar(_engine_step(f"sweeping {len(points)} points") if not a.no_time else
+                             f"sweeping {len(points)} points", enabled=not a.json) as prog:
+        rows, how = run_points(points, workers=a.workers, scheduler=a.scheduler, time=not a.no_time, progress=prog)
+    rows = rank(rows)
+    wall_s = time.perf_counter() - t0
+    if a.csv:
+        text = to_csv(rows)
+        _write(a.csv, lambda: write_atomic(a.csv, lambda f: f.write(text.encode())), a.kernel)
+    if a.plot:
+        _write(a.plot, lambda: plots.plot_sweep(a.plot, rows), a.kernel)
+    if a.json:     # no wall time: the same sweep prints the same bytes
+        print(json.dumps({"kernel": rows[0]["kernel"], "points": len(rows),
+                          "refused": sum(r["status"] != "ok" for r in rows), "ran": how, "rows": rows}, indent=1))
+    else:
+        render.print_sweep(rows, how, wall_s)
+        for flag, path in (("csv", a.csv), ("plot", a.plot)):
+            if path:
+                render.console.print(f"{flag} written to {path}")
     return 0
 
 
@@ -255,6 +359,10 @@ def build_parser():
     r.add_argument("--K", type=int)
     r.add_argument("--arch", default="h200", help="GPU preset: h200, a6000, rtx5080")
     r.add_argument("--param", action="append", metavar="NAME=VALUE", help="tile parameter, repeatable")
+    r.add_argument("--set", action="append", metavar="FIELD=VALUE", help="change a field of the GPU preset "
+                   "(e.g. l2_bytes=100663296; gpusim.arch.GPU's fields), repeatable")
+    r.add_argument("--plot", metavar="PATH.png", help="draw the predicted stall breakdown (beside the H200's "
+                   "where it has this launch) and the kernel on the preset's roofline")
     r.add_argument("--mode", default="auto", choices=("auto", "full", "sampled"),
                    help="full: every CTA and iteration (checks C); sampled: exact totals from classes")
     r.add_argument("--json", action="store_true", help="print one JSON object")
@@ -296,7 +404,30 @@ def build_parser():
     c.add_argument("--no-time", action="store_true", help="counts only (no time and stall rows)")
     c.add_argument("--variants", action="store_true", help="the held-out set: the kernels with other tile "
                    "parameters (traces/hw/h200/variants/), none of which the model's parameters saw")
+    c.add_argument("--plot", metavar="PATH.png", help="draw predicted against measured time (log-log)")
     c.set_defaults(func=cmd_compare)
+
+    sw = sub.add_parser("sweep", help="design-space sweep: predict every combination of tile parameters, sizes, "
+                        "GPU presets and preset fields, ranked fastest first")
+    sw.add_argument("kernel")
+    sw.add_argument("--param", action="append", metavar="NAME=V1,V2,...", help="a tile parameter's values, "
+                    "repeatable (the kernel's defaults for the others)")
+    sw.add_argument("--size", type=int, help=f"M = N = K (default {DEFAULT_SIZE})")
+    sw.add_argument("--sizes", metavar="N1,N2,...", help="several M = N = K sizes")
+    sw.add_argument("--M", type=int)
+    sw.add_argument("--N", type=int)
+    sw.add_argument("--K", type=int)
+    sw.add_argument("--arch", default="h200", help="GPU presets, NAME[,NAME...] (h200, a6000, rtx5080)")
+    sw.add_argument("--set", action="append", metavar="FIELD=V1,V2,...", help="a preset field's values, repeatable")
+    sw.add_argument("--workers", type=int, help="worker processes of the local Dask cluster (default: this "
+                    "machine's CPUs); 1: run the points here, one after another, without Dask")
+    sw.add_argument("--scheduler", metavar="ADDRESS", help="a Dask scheduler (e.g. tcp://host:8786) whose "
+                    "workers, with gpusim installed, run the points")
+    sw.add_argument("--json", action="store_true", help="print the rows as one JSON object")
+    sw.add_argument("--csv", metavar="PATH", help="write the rows as CSV")
+    sw.add_argument("--plot", metavar="PATH.png", help="draw the predicted time of each point against each axis")
+    sw.add_argument("--no-time", action="store_true", help="counts and occupancy only (no time prediction)")
+    sw.set_defaults(func=cmd_sweep)
 
     hw = sub.add_parser("hw", help="hardware side (needs a GPU, cupy and nvcc)")
     hsub = hw.add_subparsers(dest="hwcmd", required=True)

@@ -61,6 +61,7 @@ def print_summary(r, pred=None, checked=None):
     ncu = rec.metrics if rec is not None else {}
     p = ", ".join(f"{k}={v}" for k, v in r.params.items())
     console.print(f"[bold]{r.kernel}[/bold] on {r.arch}  M={r.M} N={r.N} K={r.K}  ({p})")
+    print_arch_overrides(r)
     console.print(f"grid {r.grid}  block {r.block}  mode: {r.mode} ({r.ctas_simulated} CTAs simulated"
                   f"{', values checked: rel. error %.1e' % r.max_rel_error if r.max_rel_error is not None else ''})"
                   f"  {r.wall_s:.2f} s")
@@ -256,13 +257,19 @@ def print_prediction(p, r=None):
         console.print(f"[dim]note: {note}[/dim]")
 
 
+def _on_the_h200(r) -> bool:
+    """Whether the run's GPU is the H200 preset as measured: one with fields changed by --set is not."""
+    from gpusim.arch import arch_overrides
+    return r.arch.lower() == "h200" and not (getattr(r, "gpu", None) is not None and arch_overrides(r.gpu))
+
+
 def lsu_record(r) -> dict:
     """ncu's LSU-pipe figures of this very launch (traces/hw/h200/lsu/, `gpusim.hw.breakdown --family
     lsu`: ladder kernels at their default parameters, square sizes), or {}."""
     import json
     from gpusim.kernel.spec import get_kernel
     from gpusim.report.records import device_dir
-    if r.arch.lower() != "h200" or not (r.M == r.N == r.K) or r.params != dict(get_kernel(r.kernel).params):
+    if not _on_the_h200(r) or not (r.M == r.N == r.K) or r.params != dict(get_kernel(r.kernel).params):
         return {}
     path = device_dir("h200") / "lsu" / f"lsu_{r.kernel}_{r.M}.json"
     if not path.exists():
@@ -294,7 +301,7 @@ def h200_record(r):
     an input). Non-square launches have records (times only) at the default parameters, under shapes/."""
     from gpusim.report.records import (RecordError, RecordMissing, device_dir, hw_record, load_record,
                                        shape_record_name)
-    if r.arch.lower() != "h200":
+    if not _on_the_h200(r):
         return None
     try:
         if not (r.M == r.N == r.K):
@@ -345,6 +352,74 @@ def print_timing_summary(s):
         parts.append(f"{size}: ranks {'same' if v['rank_same'] else 'differ'} (Kendall tau {v['kendall_tau']:.2f}), "
                      f"top stall agrees {v['top_stall_agree']}/{v['top_stall_of']}")
     console.print("[bold]summary[/bold] " + "; ".join(parts))
+
+
+def print_arch_overrides(r):
+    """The preset's fields this run changed (--set), old and new."""
+    from gpusim.arch import arch_overrides
+    changed = arch_overrides(r.gpu) if getattr(r, "gpu", None) is not None else {}
+    if changed:
+        console.print(f"{r.arch} preset with fields changed (--set): " +
+                      ", ".join(f"{k} {_fmt(v['old'])} -> {_fmt(v['new'])}" for k, v in changed.items()),
+                      style="bold yellow", highlight=False)
+
+
+def print_sweep(rows, how: str, wall_s: float | None = None):
+    """`gpusim sweep`: the ranked table (fastest first within each size), the refused points with their
+    reasons, and how the points ran."""
+    ok = [r for r in rows if r["status"] == "ok"]
+    refused = [r for r in rows if r["status"] != "ok"]
+    timed = any(r["time_ms"] is not None for r in ok)
+    params = list(dict.fromkeys(k for r in rows for k in r["params"]))
+    fields = list(dict.fromkeys(k for r in rows for k in r["sets"]))
+    kernel = rows[0]["kernel"] if rows else "?"
+    t = Table(title=f"{kernel}: {len(rows)} points" + (", fastest first" if timed else "") +
+                    (f", {len(refused)} refused (below)" if refused else ""))
+    t.add_column("rank", justify="right")
+    for k in params:
+        t.add_column(k, justify="right")
+    t.add_column("size", justify="right")
+    t.add_column("arch")
+    for k in fields:
+        t.add_column(k, justify="right")
+    if timed:
+        t.add_column("time (ms)", justify="right")
+        t.add_column("GFLOP/s", justify="right")
+        t.add_column("limit (busiest unit, % of peak)")
+        t.add_column("top stall (cycles/issue)")
+    t.add_column("occupancy", justify="right")
+    t.add_column("stream")
+
+    def size(r):
+        return str(r["M"]) if r["M"] == r["N"] == r["K"] else f"{r['M']}x{r['N']}x{r['K']}"
+    for r in ok:
+        cells = [str(r["rank"]) if r["rank"] is not None else "-", *(str(r["params"][k]) for k in params), size(r),
+                 r["arch"], *(_fmt(r["sets"][k]) for k in fields)]
+        if timed:
+            cells += [f"{r['time_ms']:.4f}", f"{r['gflops']:,.0f}",
+                      f"{r['limit']} {r['limit_pct']:.0f} %" if r["limit"] else "-",
+                      f"{r['top_stall']} {r['top_stall_ratio']:.2f}" if r["top_stall"] else "-"]
+        cells += [f"{r['occupancy_pct']:.0f} % ({r['blocks_per_sm']} CTA/SM)", "SASS" if r["frontend"] == "sass"
+                  else "Python"]
+        t.add_row(*cells)
+    console.print(t)
+    if any(r["frontend"] == "python" for r in ok):
+        console.print("[dim]stream Python: no SASS for these parameters (none committed, no compiler to make it): "
+                      "the Python kernel's own instruction stream ran, a rougher estimate (no register count, so no "
+                      "register limit on occupancy, and no ptxas stall counts; `gpusim run` notes say why)[/dim]")
+    for r in refused:
+        what = " ".join(f"{k}={v}" for k, v in r["params"].items())
+        console.print(f"[red]refused[/red] {what} {size(r)} {r['arch']}"
+                      + "".join(f" {k}={v}" for k, v in r["sets"].items()) + f": {r['reason']}", highlight=False)
+    changed = dict.fromkeys(f"{r['arch']} {k} {_fmt(v['old'])} -> {_fmt(v['new'])}"
+                            for r in rows for k, v in r["arch_overrides"].items())
+    if changed:
+        console.print(f"preset fields changed (--set): {', '.join(changed)}", highlight=False)
+    for r in ok:
+        for w in r["warnings"]:
+            console.print(f"[bold yellow]warning:[/] point {r['point']}: {w}", highlight=False)
+    took = f" in {wall_s:.1f} s" if wall_s is not None else ""
+    console.print(f"[dim]{len(rows)} points ({len(refused)} refused){took}, {how}[/dim]")
 
 
 def print_kernel_list(specs):

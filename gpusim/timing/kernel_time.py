@@ -211,7 +211,7 @@ def build_window(result, block_idx: list, window: int | None, seed: int = 0):
         tr, trips, _ = window_trace(result, block_idx, window, seed)
         return tr, trips
     spec = get_kernel(result.kernel)
-    gpu = get_arch(result.arch)
+    gpu = getattr(result, "gpu", None) or get_arch(result.arch)
     M, N, K = result.M, result.N, result.K
     arrays, bases = allocate(M, N, K, seed)
     sampler = _TripSampler(window)
@@ -428,7 +428,8 @@ def predict(result, arch: str | GPU | None = None, *, levels: bool = True, windo
     each round's windows (a progress bar)."""
     if scoreboards not in ("all", "global", "none"):
         raise GpusimError(f"scoreboards must be 'all', 'global' or 'none', got {scoreboards!r}")
-    gpu = get_arch(arch if arch is not None else result.arch)
+    # the GPU the result ran on, with any --set changes, unless another is asked for
+    gpu = get_arch(arch) if arch is not None else getattr(result, "gpu", None) or get_arch(result.arch)
     gx, gy, gz = result.grid
     G = gx * gy * gz
     per_sm, plan = plan_rounds(G, result.occupancy.blocks_per_sm, gpu.sm_count)

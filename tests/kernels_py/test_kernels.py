@@ -51,7 +51,8 @@ def test_values_match_numpy(kernel, which):
     assert r.max_rel_error < 1e-5
 
 
-@pytest.mark.parametrize("kernel", KERNELS)
+# one kernel in the default run, every kernel in the slow one
+@pytest.mark.parametrize("kernel", [k if k == "smemtile" else pytest.param(k, marks=pytest.mark.slow) for k in KERNELS])
 def test_sampled_equals_full(kernel):
     """The Python source's own counts: sampled loops and CTA classes stand for the rest exactly."""
     M, N, K = small_size(kernel)

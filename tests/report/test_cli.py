@@ -110,6 +110,7 @@ def test_hw_record_refuses_without_gpu(capsys):
     assert "needs cupy and a CUDA GPU" in capsys.readouterr().err
 
 
+@pytest.mark.slow        # tens of seconds: .ci/run runs it (`pytest -m slow`)
 def test_run_puts_the_h200_record_of_the_same_launch_beside_the_prediction(capsys):
     """Where traces/hw/h200 holds this very launch (kernel, default parameters, size), `gpusim run` prints
     its measured time and ncu's stall ratios beside the prediction, and --json carries them; a held-out
@@ -174,6 +175,7 @@ def test_compare_variants_joins_the_held_out_records(capsys):
     assert inst["simulated"] == inst["recorded"]
 
 
+@pytest.mark.slow        # minutes in all: .ci/run runs it (`pytest -m slow`)
 def test_run_of_a_recorded_non_square_launch_shows_its_h200_time(capsys):
     """A non-square launch recorded under traces/hw/h200/shapes/ (default parameters, times only) gets its
     measured time beside the prediction; with other parameters it has no record and gets none."""
@@ -186,6 +188,7 @@ def test_run_of_a_recorded_non_square_launch_shows_its_h200_time(capsys):
     assert "h200" not in json.loads(capsys.readouterr().out)
 
 
+@pytest.mark.slow        # minutes in all: .ci/run runs it (`pytest -m slow`)
 def test_run_shows_the_lsu_pipe_beside_ncus_count_of_it(capsys):
     """`gpusim run` prints the loads the engine keeps in the LSU pipe (pending per cycle and latency, under
     ncu's names, over the whole kernel) and, where traces/hw/h200/lsu/ has this launch, ncu's own count

@@ -43,7 +43,9 @@ def test_values_and_addresses_match_the_python_kernel(kernel):
         assert _global_accesses(s.trace, s.bases, store) == _global_accesses(p.trace, p.bases, store)
 
 
-@pytest.mark.parametrize("kernel", every_kernel())
+# one kernel in the default run (about 10 s each), every kernel in the slow one
+@pytest.mark.parametrize("kernel", [k if k == "coalesced" else pytest.param(k, marks=pytest.mark.slow)
+                                    for k in every_kernel()])
 def test_sampled_counts_equal_full_enumeration(kernel):
     """Loop sampling (whole iterations standing for skipped ones) and CTA classes: every count of
     a sampled run equals the run of every CTA and every trip, at a size where loops are sampled."""

@@ -10,6 +10,7 @@ import re
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 REC = json.loads((ROOT / "traces/hw/h200/micro/coalesced_wait.json").read_text())["details"]
@@ -76,6 +77,7 @@ def test_h200_coalesced_warps_wait_less_alike_than_regtile1d_warps():
     assert q["10"] > 281 and q["90"] > 784         # past the idle L2 latency, past the DRAM stream's
 
 
+@pytest.mark.slow        # tens of seconds: .ci/run runs it (`pytest -m slow`)
 def test_engine_options_bracket_the_h200():
     """Rows spread: each warp on its own (share near 1); grouped: the CTA's warps alike (near 0)."""
     hw = REC["load_latency_within_cta_share"]

@@ -103,7 +103,8 @@ def test_engine_waits_out_the_gap():
     assert st == {"selected": 3, "wait": 8}
 
 
-@pytest.mark.parametrize("kernel", LADDER)
+# one kernel in the default run, every kernel in the slow one
+@pytest.mark.parametrize("kernel", [k if k == "regtile2d" else pytest.param(k, marks=pytest.mark.slow) for k in LADDER])
 def test_table_covers_every_opcode_the_kernel_issues(kernel):
     """Every opcode of the kernel's trace has a stall count from its own SASS record (a name the
     SASS spells differently would silently fall back to 1)."""

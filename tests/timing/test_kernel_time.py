@@ -23,6 +23,7 @@ def test_plan_rounds():
     assert plan_rounds(2048, 4, 132) == (16, [(4, 4)])
 
 
+@pytest.mark.slow        # minutes in all: .ci/run runs it (`pytest -m slow`)
 @pytest.mark.parametrize("kernel, size", [("naive", 1024), ("coalesced", 1024), ("smemtile", 2048),
                                           ("tiled32", 2048), ("regtile2d", 512)])
 def test_sampling_error_against_full_run(kernel, size):
@@ -41,6 +42,7 @@ def test_sampling_error_against_full_run(kernel, size):
         assert est.metrics[k] == pytest.approx(full.metrics[k], rel=0.02, abs=0.05)
 
 
+@pytest.mark.slow        # minutes in all: .ci/run runs it (`pytest -m slow`)
 @pytest.mark.parametrize("kernel, M, N, K", [("regtile1d", 8192, 8192, 512), ("vectorized", 2048, 2048, 8192)])
 def test_sampling_error_where_the_phase_settles_late(kernel, M, N, K):
     """Two held-out shapes whose CTA pairs' relative phase still moves after the first windows: regtile1d at
@@ -76,6 +78,7 @@ def test_prediction_fields():
 ACHIEVED_TOLERANCE_1024 = 0.25
 
 
+@pytest.mark.slow        # minutes in all: .ci/run runs it (`pytest -m slow`)
 @pytest.mark.parametrize("kernel", LADDER)
 def test_time_agrees_with_h200_at_1024(kernel):
     rec = json.loads((HW / f"{kernel}_1024.json").read_text())
@@ -83,6 +86,7 @@ def test_time_agrees_with_h200_at_1024(kernel):
     assert abs(p.time_ms / rec["time_ms_median"] - 1) <= ACHIEVED_TOLERANCE_1024
 
 
+@pytest.mark.slow        # minutes in all: .ci/run runs it (`pytest -m slow`)
 @pytest.mark.parametrize("path", sorted((HW / "shapes").glob("*_1024x4096x4096.json")), ids=lambda p: p.stem)
 def test_held_out_shape_time_agrees_with_h200(path):
     """The second held-out set (the ladder at non-square shapes, traces/hw/h200/shapes/, recorded after
@@ -93,6 +97,7 @@ def test_held_out_shape_time_agrees_with_h200(path):
     assert abs(p.time_ms / rec["time_ms_median"] - 1) <= ACHIEVED_TOLERANCE_1024
 
 
+@pytest.mark.slow        # minutes in all: .ci/run runs it (`pytest -m slow`)
 @pytest.mark.parametrize("path", sorted((HW / "variants").glob("*_1024.json")), ids=lambda p: p.stem)
 def test_held_out_variant_time_agrees_with_h200_at_1024(path):
     """The held-out set (every ladder kernel with other tile parameters, recorded after the model's
@@ -146,6 +151,7 @@ def test_pending_l2_hits_get_their_own_level_and_latency():
     assert any("wait for the fill" in n for n in on.notes)
 
 
+@pytest.mark.slow        # tens of seconds: .ci/run runs it (`pytest -m slow`)
 def test_progress_reports_each_step():
     """predict(progress=...) is told after the first-round finish order, the L2 model and each round: the
     counts rise by one up to the total (what `gpusim run` draws its bar from)."""

@@ -1,0 +1,177 @@
+"""The --plot figures (PNG, matplotlib's Agg backend): a run's stall breakdown and roofline, compare's
+predicted against measured times, a sweep's design space. Each file is written whole or not at all.
+
+matplotlib is optional (`pip install 'gpusim[plot]'`): `require()` refuses, in one line, before any
+simulation runs."""
+from __future__ import annotations
+
+import math
+
+from gpusim.errors import GpusimError
+from gpusim.paths import write_atomic
+
+PLOT_EXTRA = "pip install 'gpusim[plot]'"
+
+
+def require():
+    """Refuse --plot, before anything runs, where matplotlib is missing."""
+    try:
+        import matplotlib  # noqa: F401 - only whether it imports
+    except ImportError:
+        raise GpusimError(f"--plot needs matplotlib: {PLOT_EXTRA}") from None
+
+
+def _figure(width: float, height: float):
+    """A Figure on the Agg canvas: no display and no pyplot state, so it works headless and in workers."""
+    require()
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+    fig = Figure(figsize=(width, height), layout="constrained")
+    FigureCanvasAgg(fig)
+    return fig
+
+
+def _save(fig, path):
+    return write_atomic(path, lambda f: fig.savefig(f, format="png", dpi=110))
+
+
+def fp32_peak_gflops(gpu) -> float:
+    """The preset's FP32 peak: every FP32 lane an FMA (2 FLOPs) a cycle at the maximum SM clock."""
+    return 2.0 * gpu.sm_count * gpu.smsp_per_sm * gpu.fp32_lanes_per_smsp * gpu.sm_clock_max_mhz / 1e3
+
+
+def roofline_point(r, pred) -> tuple[float, float, str]:
+    """(FLOP per DRAM byte, predicted GFLOP/s, what the bytes are). The bytes are the cache model's
+    DRAM reads (dram__bytes_read.sum); where it predicts none (A, B and C stay warm in the L2, as in the
+    recorded repeated launches) A, B and C read once, the compulsory traffic."""
+    flops = 2.0 * r.M * r.N * r.K
+    dram = pred.metrics.get("dram__bytes_read.sum") or 0
+    if dram > 0:
+        what = "DRAM bytes read (cache model)"
+    else:
+        dram = 4 * (r.M * r.K + r.K * r.N + r.M * r.N)
+        what = "A, B, C read once (no DRAM reads predicted: warm L2)"
+    return flops / dram, pred.gflops, what
+
+
+def plot_run(path, r, pred, gpu, h200=None):
+    """The prediction's warp states per issued instruction beside the H200's (h200: its record of this
+    launch, or None), and the kernel on the preset's roofline (FP32 peak, DRAM bandwidth)."""
+    from gpusim.timing.states import STATES, stall_metric
+    fig = _figure(13, 5.2)
+    ax_st, ax_rf = fig.subplots(1, 2, width_ratios=[1, 1.1])
+    hw = h200.metrics if h200 is not None else {}
+    shown = [s for s in STATES if s != "selected" and (pred.stalls.get(stall_metric(s), 0) > 0.005
+                                                      or (hw.get(stall_metric(s)) or 0) > 0.005)]
+    shown.sort(key=lambda s: pred.stalls.get(stall_metric(s), 0.0))
+    ys = range(len(shown))
+    bar = 0.4 if hw else 0.7
+    ax_st.barh([y + (bar / 2 if hw else 0) for y in ys], [pred.stalls.get(stall_metric(s), 0.0) for s in shown],
+               height=bar, label="predicted", color="tab:blue")
+    if hw:
+        ax_st.barh([y - bar / 2 for y in ys], [hw.get(stall_metric(s)) or 0.0 for s in shown], height=bar,
+                   label="H200 (ncu)", color="tab:orange")
+    ax_st.set_yticks(list(ys), shown)
+    ax_st.set_xlabel("cycles per issued instruction")
+    ax_st.set_title(f"warp states: {r.kernel} {r.M}x{r.N}x{r.K} on {gpu.name}")
+    ax_st.legend(loc="lower right")
+
+    ai, gflops, what = roofline_point(r, pred)
+    peak, bw, achieved = fp32_peak_gflops(gpu), gpu.dram_bandwidth_gbps, gpu.dram_achieved_bandwidth_gbps
+    ridge = peak / bw
+    lo, hi = min(ai, ridge) / 16, max(ai, ridge) * 16
+    xs = [lo * (hi / lo) ** (i / 200) for i in range(201)]
+    ax_rf.loglog(xs, [min(peak, bw * x) for x in xs], color="black",
+                 label=f"FP32 peak {peak:,.0f} GFLOP/s, DRAM {bw:,.0f} GB/s")
+    ax_rf.loglog(xs, [min(peak, achieved * x) for x in xs], color="gray", linestyle="--",
+                 label=f"DRAM achieved {achieved:,.0f} GB/s")
+    ax_rf.scatter([ai], [gflops], color="tab:blue", zorder=3, label=f"predicted {gflops:,.0f} GFLOP/s")
+    if h200 is not None and h200.get("time_ms_median"):
+        measured = 2.0 * r.M * r.N * r.K / (h200["time_ms_median"] * 1e-3) / 1e9
+        ax_rf.scatter([ai], [measured], color="tab:orange", marker="s", zorder=3,
+                      label=f"H200 measured {measured:,.0f} GFLOP/s")
+    ax_rf.set_xlabel(f"FLOP per byte ({what})")
+    ax_rf.set_ylabel("GFLOP/s")
+    ax_rf.set_title(f"roofline ({gpu.name} preset)")
+    ax_rf.legend(loc="lower right", fontsize="small")
+    ax_rf.grid(True, which="both", alpha=0.3)
+    return _save(fig, path)
+
+
+def plot_compare(path, rows):
+    """Predicted against measured time, log-log: one marker per kernel, each point labelled with its size."""
+    points = [r for r in rows if r["metric"] == "time_ms" and r["simulated"] and r["recorded"]]
+    if not points:
+        raise GpusimError("--plot: no predicted times to draw (compare ran with --no-time?)")
+    fig = _figure(7.5, 6.5)
+    ax = fig.subplots()
+    markers = "osD^v<>pP*hX"
+    kernels = list(dict.fromkeys(r["kernel"] for r in points))
+    for i, k in enumerate(kernels):
+        mine = [r for r in points if r["kernel"] == k]
+        ax.scatter([r["recorded"] for r in mine], [r["simulated"] for r in mine], marker=markers[i % len(markers)],
+                   label=k, zorder=3)
+        for r in mine:
+            ax.annotate(str(r["size"]), (r["recorded"], r["simulated"]), textcoords="offset points", xytext=(4, 4),
+                        fontsize="x-small")
+    lo = min(min(r["recorded"], r["simulated"]) for r in points) / 1.5
+    hi = max(max(r["recorded"], r["simulated"]) for r in points) * 1.5
+    ax.plot([lo, hi], [lo, hi], color="black", linewidth=0.8, label="predicted = measured")
+    for f in (0.9, 1.1):
+        ax.plot([lo, hi], [lo * f, hi * f], color="gray", linewidth=0.6, linestyle=":")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlim(lo, hi)
+    ax.set_ylim(lo, hi)
+    ax.set_xlabel("measured on the H200 (ms, CUDA-event median)")
+    ax.set_ylabel("predicted (ms)")
+    ax.set_title("predicted against measured time (dotted: +-10 %)")
+    ax.legend(fontsize="small")
+    ax.grid(True, which="both", alpha=0.3)
+    return _save(fig, path)
+
+
+def _axis_value(row, axis):
+    kind, name = axis
+    if kind == "param":
+        return row["params"][name]
+    if kind == "set":
+        return row["sets"][name]
+    if kind == "size":
+        return row["M"] if row["M"] == row["N"] == row["K"] else f"{row['M']}x{row['N']}x{row['K']}"
+    return row["arch"]
+
+
+def plot_sweep(path, rows):
+    """The design space: for each axis that varies (a tile parameter, the size, the arch, a preset
+    field), every point's predicted time against that axis's values, with the best per value joined."""
+    timed = [r for r in rows if r["status"] == "ok" and r["time_ms"] is not None]
+    if not timed:
+        raise GpusimError("--plot: no point has a predicted time to draw")
+    axes = [("param", n) for n in timed[0]["params"]] + [("size", None), ("arch", None)]
+    axes += [("set", n) for n in timed[0]["sets"]]
+    # a single point still gets one panel: its first axis
+    varied = [a for a in axes if len({_axis_value(r, a) for r in timed}) > 1] or axes[:1]
+    cols = min(3, len(varied))
+    fig = _figure(4.6 * cols, 3.9 * math.ceil(len(varied) / cols))
+    grid = fig.subplots(math.ceil(len(varied) / cols), cols, squeeze=False, sharey=True)
+    for i, axis in enumerate(varied):
+        ax = grid[i // cols][i % cols]
+        # in the order the command gave them (the points' product order)
+        values = list(dict.fromkeys(_axis_value(r, axis) for r in sorted(timed, key=lambda r: r["point"])))
+        pos = {v: j for j, v in enumerate(values)}
+        ax.scatter([pos[_axis_value(r, axis)] for r in timed], [r["time_ms"] for r in timed], alpha=0.6,
+                   label="each point")
+        best = [min(r["time_ms"] for r in timed if _axis_value(r, axis) == v) for v in values]
+        ax.plot(range(len(values)), best, color="tab:red", marker="_", label="fastest at this value")
+        ax.set_xticks(range(len(values)), [str(v) for v in values])
+        ax.set_xlabel(axis[1] or axis[0])
+        ax.set_ylabel("predicted time (ms)")
+        ax.set_yscale("log")
+        ax.grid(True, axis="y", which="both", alpha=0.3)
+        if i == 0:
+            ax.legend(fontsize="small")
+    for j in range(len(varied), len(grid) * cols):
+        grid[j // cols][j % cols].set_visible(False)
+    fig.suptitle(f"design space: {timed[0]['kernel']}, {len(timed)} points")
+    return _save(fig, path)
