@@ -11,6 +11,19 @@ def require_tile_multiples(name, M, N, K, BM, BN, BK):
         require(v % t == 0, name, f"no bounds checks: {nm}={v} must be a multiple of {tn}={t}")
 
 
+def require_scalar_staging(name, BM, BN, BK, TM, TN):
+    """regtile2d's tile shape, shared by the kernels that stage A and B one float per thread per pass:
+    TM x TN outputs a thread, at most 1024 threads, A's BM x BK and B's BK x BN tiles in whole passes."""
+    require(BM % TM == 0, name, f"BM={BM} must be a multiple of TM={TM}")
+    require(BN % TN == 0, name, f"BN={BN} must be a multiple of TN={TN}")
+    T = (BM * BN) // (TM * TN)
+    require(T <= 1024, name, f"(BM*BN)/(TM*TN) = {T} threads per block exceeds 1024")
+    require(T % BK == 0 and BM % (T // BK) == 0, name,
+            f"the A staging loop must cover BM={BM} rows in whole passes of threads/BK = {T}/{BK} rows")
+    require(T % BN == 0 and BK % (T // BN) == 0, name,
+            f"the B staging loop must cover BK={BK} rows in whole passes of threads/BN = {T}/{BN} rows")
+
+
 def require_int32_indexing(name: str, M: int, N: int, K: int):
     """The twins index A, B and C with 32-bit int: each must hold fewer than 2^31 elements."""
     for what, v in (("M*K", M * K), ("K*N", K * N), ("M*N", M * N)):

@@ -8,8 +8,8 @@ buys time only where the barrier wait was the limit; `gpusim check` shows the on
 (no hazard: each buffer is written a whole tile after its last read).
 No bounds checks: M must be a multiple of BM, N of BN, K of BK.
 """
-from gpusim.kernel import KernelSpec, align_period, require
-from kernels_py._common import require_tile_multiples
+from gpusim.kernel import KernelSpec, align_period
+from kernels_py._common import require_scalar_staging, require_tile_multiples
 
 NAME = "smem2buf"
 DEFAULTS = {"BM": 128, "BN": 128, "BK": 8, "TM": 8, "TN": 8}
@@ -61,14 +61,7 @@ def smem2buf(k, M, N, K, alpha, A, B, beta, C, BM=128, BN=128, BK=8, TM=8, TN=8)
 
 
 def _check(M, N, K, BM, BN, BK, TM, TN):
-    require(BM % TM == 0, NAME, f"BM={BM} must be a multiple of TM={TM}")
-    require(BN % TN == 0, NAME, f"BN={BN} must be a multiple of TN={TN}")
-    T = (BM * BN) // (TM * TN)
-    require(T <= 1024, NAME, f"(BM*BN)/(TM*TN) = {T} threads per block exceeds 1024")
-    require(T % BK == 0 and BM % (T // BK) == 0, NAME,
-            f"the A staging loop must cover BM={BM} rows in whole passes of threads/BK = {T}/{BK} rows")
-    require(T % BN == 0 and BK % (T // BN) == 0, NAME,
-            f"the B staging loop must cover BK={BK} rows in whole passes of threads/BN = {T}/{BN} rows")
+    require_scalar_staging(NAME, BM, BN, BK, TM, TN)
     require_tile_multiples(NAME, M, N, K, BM, BN, BK)
 
 

@@ -401,7 +401,6 @@ def _window_events(start, dur, nchunks: int, spans):
     """(CTA, chunk, time, mode, block) of every event inside a span's [warm from, count to): mode 2 where
     it is at or after the span's count from, else 1 (warm-up). An event inside several spans' warm-ups
     or windows is made once, counted if any span counts it."""
-    n = len(start)
     c_all = np.arange(nchunks + 1)
     frac = np.minimum(c_all + 0.5, nchunks) / nchunks
     out_i, out_c, out_m, out_b = [], [], [], []
