@@ -19,8 +19,9 @@ def _records():
         for f in sorted(STATIC_DIR.glob("*.json")):
             try:
                 out.append(json.loads(f.read_text()))
-            except (OSError, json.JSONDecodeError):
-                continue
+            except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:     # refused by name, never skipped
+                from gpusim.errors import RecordError
+                raise RecordError(f"traces/static/{f.name}: not a readable JSON record ({e})") from None
     return out
 
 

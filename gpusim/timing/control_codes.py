@@ -232,8 +232,9 @@ def _record(kernel: str, params_items: tuple, size: tuple | None = None):
     for f in sorted(STATIC_DIR.glob("*.json")):
         try:
             rec = json.loads(f.read_text())
-        except (OSError, json.JSONDecodeError):
-            continue
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:     # refused by name, never skipped
+            from gpusim.errors import RecordError
+            raise RecordError(f"traces/static/{f.name}: not a readable JSON record ({e})") from None
         if rec.get("kernel") != kernel or not f.with_suffix(".sass").exists() or not rec.get("outline"):
             continue
         if rec.get("params") == want:

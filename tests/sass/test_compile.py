@@ -83,3 +83,20 @@ def test_a_damaged_committed_listing_is_refused_by_name(monkeypatch, tmp_path, d
         match = "regtile2d.json: not a readable JSON record"
     with pytest.raises(gpusim.errors.RecordError, match=match):
         C.committed("regtile2d", dict(gpusim.kernel.get_kernel("regtile2d").params))
+
+
+def test_the_python_front_ends_readers_refuse_a_damaged_record_too(monkeypatch, tmp_path):
+    """The ptxas facts (registers) and the control-code tables read traces/static/ as well: a record
+    there that is not JSON is refused by name, not skipped (which would leave registers unknown)."""
+    import shutil
+    from gpusim.estimate import registers
+    from gpusim.timing import control_codes
+    static = tmp_path / "static"
+    shutil.copytree(C.STATIC_DIR, static)
+    (static / "naive.json").write_text("{")
+    monkeypatch.setattr(registers, "STATIC_DIR", static)
+    monkeypatch.setattr(control_codes, "STATIC_DIR", static)
+    with pytest.raises(gpusim.errors.RecordError, match="traces/static/naive.json: not a readable JSON"):
+        registers._records()
+    with pytest.raises(gpusim.errors.RecordError, match="traces/static/naive.json: not a readable JSON"):
+        control_codes._record("naive", (("BLOCK", 32),))
