@@ -96,6 +96,7 @@ def test_the_python_front_ends_readers_refuse_a_damaged_record_too(monkeypatch, 
     (static / "naive.json").write_text("{")
     monkeypatch.setattr(registers, "STATIC_DIR", static)
     monkeypatch.setattr(control_codes, "STATIC_DIR", static)
+    monkeypatch.setattr(control_codes, "_LISTINGS", {})      # no listing a run before this one handed over
     with pytest.raises(gpusim.errors.RecordError, match="traces/static/naive.json: not a readable JSON"):
         registers._records()
     with pytest.raises(gpusim.errors.RecordError, match="traces/static/naive.json: not a readable JSON"):
