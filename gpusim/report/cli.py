@@ -349,6 +349,8 @@ class _Parser(argparse.ArgumentParser):
 
 def build_parser():
     ap = _Parser(prog="gpusim", description="warp-level GPU simulator for SGEMM kernels")
+    from gpusim import __version__
+    ap.add_argument("--version", action="version", version=f"gpusim {__version__}")
     sub = ap.add_subparsers(dest="cmd", required=True)
 
     r = sub.add_parser("run", help="simulate a kernel and print its counters")

@@ -23,12 +23,13 @@ def progress_bar(description: str, enabled: bool = True):
         yield None
         return
     with Progress(TextColumn("[progress.description]{task.description}"), BarColumn(),
-                  TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn(),
+                  # "3/9" once the total is known; nothing before (not "0/None")
+                  TextColumn("{task.fields[count]}"), TimeElapsedColumn(),
                   console=err_console, transient=True) as prog:
-        task = prog.add_task(description, total=None)
+        task = prog.add_task(description, total=None, count="")
 
         def update(done, total):
-            prog.update(task, completed=done, total=total)
+            prog.update(task, completed=done, total=total, count=f"{done}/{total}" if total else "")
         yield update
 
 

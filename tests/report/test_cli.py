@@ -293,3 +293,25 @@ def test_a_broken_kernel_module_is_listed_and_refused_by_name(broken_kernels, ca
     assert err == "gpusim: error: raiser: kernels_py/raiser.py does not import: RuntimeError: needs a GPU to import\n"
     assert main(["run", "broke"]) == 2
     assert "did you mean broken?" in capsys.readouterr().err
+
+
+def test_version(capsys):
+    import gpusim
+    from gpusim.report.cli import main
+    with pytest.raises(SystemExit) as e:
+        main(["--version"])
+    assert e.value.code == 0 and capsys.readouterr().out.strip() == f"gpusim {gpusim.__version__}"
+
+
+def test_the_progress_bar_shows_no_count_before_it_knows_the_total(monkeypatch):
+    """A bar whose total is not known yet shows nothing there, not '0/None'."""
+    import io
+    from rich.console import Console
+    from gpusim.report import render
+    buf = io.StringIO()
+    monkeypatch.setattr(render, "err_console", Console(file=buf, force_terminal=True, width=100))
+    monkeypatch.setattr(render.sys.stderr, "isatty", lambda: True, raising=False)
+    with render.progress_bar("step") as update:
+        assert update is not None
+        update(3, 9)
+    assert "None" not in buf.getvalue()
