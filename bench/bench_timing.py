@@ -82,6 +82,8 @@ def shapes(kernels, **kw):
     print(f"\nMAPE {sum(map(abs, errs)) / len(errs):.1f} %, max |error| {max(map(abs, errs)):.1f} % over {len(errs)} points")
     for shape, (sim, hw) in by_shape.items():
         same, tau = _rank_agreement(sim, hw)
+        if tau is None:
+            continue                        # one kernel: no order to compare
         print(f"order at {shape}: {'same' if same else 'differs'} (Kendall tau {tau:.2f})"
               + ("" if same else f"; H200 {sorted(hw, key=hw.get)}, sim {sorted(sim, key=sim.get)}"))
 
@@ -162,6 +164,8 @@ def main():
             sim = {k: res[k, n][1].time_ms for k in kernels}
             hw = {k: res[k, n][0]["time_ms_median"] for k in kernels}
             same, tau = _rank_agreement(sim, hw)
+            if tau is None:
+                continue                    # one kernel: no order to compare
             print(f"rank at {n}: {'same order' if same else 'differs'} (Kendall tau {tau:.2f}); "
                   f"H200 {sorted(hw, key=hw.get)}, sim {sorted(sim, key=sim.get)}")
     if 4096 in sizes:

@@ -139,8 +139,9 @@ def top_stall(values: dict) -> str | None:
     return max(cand, key=cand.get) if cand else None
 
 
-def _rank_agreement(sim: dict, rec: dict) -> tuple[bool, float]:
-    """(same order?, Kendall tau) of the kernels' predicted vs recorded times."""
+def _rank_agreement(sim: dict, rec: dict) -> tuple[bool | None, float | None]:
+    """(same order?, Kendall tau) of the kernels' predicted vs recorded times; (None, None) where
+    fewer than two kernels (or only ties) leave no order to compare."""
     ks = sorted(set(sim) & set(rec))
     conc = disc = 0
     for i, a in enumerate(ks):
@@ -149,7 +150,7 @@ def _rank_agreement(sim: dict, rec: dict) -> tuple[bool, float]:
             conc += s > 0
             disc += s < 0
     n = conc + disc
-    return disc == 0, (conc - disc) / n if n else 1.0
+    return (disc == 0, (conc - disc) / n) if n else (None, None)
 
 
 def timing_summary(rows: list[dict]) -> dict:

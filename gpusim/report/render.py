@@ -350,8 +350,9 @@ def print_timing_summary(s):
     parts = [f"time: MAPE {s['mape_pct']:.1f} %, max |error| {s['max_abs_error_pct']:.1f} % ({s['worst']}) "
              f"over {s['points']} points"]
     for size, v in s["sizes"].items():
-        parts.append(f"{size}: ranks {'same' if v['rank_same'] else 'differ'} (Kendall tau {v['kendall_tau']:.2f}), "
-                     f"top stall agrees {v['top_stall_agree']}/{v['top_stall_of']}")
+        ranks = ("no order to compare (one kernel)" if v["kendall_tau"] is None else
+                 f"ranks {'same' if v['rank_same'] else 'differ'} (Kendall tau {v['kendall_tau']:.2f})")
+        parts.append(f"{size}: {ranks}, top stall agrees {v['top_stall_agree']}/{v['top_stall_of']}")
     console.print("[bold]summary[/bold] " + "; ".join(parts))
 
 

@@ -315,3 +315,11 @@ def test_the_progress_bar_shows_no_count_before_it_knows_the_total(monkeypatch):
         assert update is not None
         update(3, 9)
     assert "None" not in buf.getvalue()
+
+
+def test_rank_agreement_needs_two_kernels():
+    """One kernel has no order to compare: no Kendall tau of 1.00 printed for it."""
+    from gpusim.report.compare import _rank_agreement
+    assert _rank_agreement({"a": 1.0}, {"a": 2.0}) == (None, None)
+    assert _rank_agreement({"a": 1.0, "b": 2.0}, {"a": 1.5, "b": 3.0}) == (True, 1.0)
+    assert _rank_agreement({"a": 1.0, "b": 2.0}, {"a": 3.0, "b": 1.5}) == (False, -1.0)
