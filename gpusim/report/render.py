@@ -445,9 +445,15 @@ def print_compare(rows, title):
         sim, hw = r["simulated"], r["recorded"]
         diff = None if sim is None or hw is None else sim - hw
         rel = "" if diff is None or not hw else f"{100 * diff / hw:+.2f} %"
+        if r["metric"] == "launch__occupancy_limit_shared_mem" and diff:
+            rel = "carveout"    # not an error: see the note under the table
         style = "" if diff in (0, None) else "yellow"
         t.add_row(r["kernel"], str(r["size"]), r["metric"], _fmt(sim), _fmt(hw), _fmt(diff), rel, style=style)
     console.print(t)
+    if any(r["metric"] == "launch__occupancy_limit_shared_mem" and r["simulated"] != r["recorded"] for r in rows):
+        console.print("[dim]carveout: ncu's launch__occupancy_limit_shared_mem is for the shared-memory carveout "
+                      "the driver picked for the launch (launch__shared_mem_config_size), the simulator's for the "
+                      "largest carveout: sm__maximum_warps_per_active_cycle_pct compares the occupancy itself.[/dim]")
 
 
 def print_window(window, timeline_path, shown):
