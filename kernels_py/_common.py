@@ -2,8 +2,6 @@
 of the kernel list)."""
 from gpusim.kernel import require
 
-INT32_LIMIT = 2 ** 31
-
 
 def require_tile_multiples(name, M, N, K, BM, BN, BK):
     """No bounds checks in the twin: M, N, K multiples of BM, BN, BK (one error per dimension)."""
@@ -22,12 +20,6 @@ def require_scalar_staging(name, BM, BN, BK, TM, TN):
             f"the A staging loop must cover BM={BM} rows in whole passes of threads/BK = {T}/{BK} rows")
     require(T % BN == 0 and BK % (T // BN) == 0, name,
             f"the B staging loop must cover BK={BK} rows in whole passes of threads/BN = {T}/{BN} rows")
-
-
-def require_int32_indexing(name: str, M: int, N: int, K: int):
-    """The twins index A, B and C with 32-bit int: each must hold fewer than 2^31 elements."""
-    for what, v in (("M*K", M * K), ("K*N", K * N), ("M*N", M * N)):
-        require(v < INT32_LIMIT, name, f"{what} = {v} must be < 2^31: the CUDA twin indexes with 32-bit int")
 
 
 def require_grid_y(name: str, blocks_y: int):

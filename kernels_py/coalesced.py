@@ -7,7 +7,7 @@ of B (4 sectors per request) and one element of A (a broadcast). The claim it ex
 coalescing alone, with the same instructions as naive, cuts the sectors per request eightfold.
 """
 from gpusim.kernel import KernelSpec, align_period, require
-from kernels_py._common import require_grid_y, require_int32_indexing
+from kernels_py._common import require_grid_y
 
 
 def coalesced(k, M, N, K, alpha, A, B, beta, C, BLOCKSIZE=32):
@@ -26,7 +26,6 @@ def _check(M, N, K, BLOCKSIZE):
     require(BLOCKSIZE * BLOCKSIZE <= 1024, "coalesced",
             f"block (BLOCKSIZE*BLOCKSIZE) = {BLOCKSIZE * BLOCKSIZE} threads exceeds 1024 threads per block")
     require_grid_y("coalesced", -(-N // BLOCKSIZE))
-    require_int32_indexing("coalesced", M, N, K)
 
 
 SPEC = KernelSpec(

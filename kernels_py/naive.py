@@ -7,7 +7,7 @@ The claim it exists to test: uncoalesced loads of A, 32 sectors per request wher
 walk needs 4.
 """
 from gpusim.kernel import KernelSpec, align_period, require
-from kernels_py._common import require_grid_y, require_int32_indexing
+from kernels_py._common import require_grid_y
 
 
 def naive(k, M, N, K, alpha, A, B, beta, C, BLOCK=32):
@@ -26,7 +26,6 @@ def _check(M, N, K, BLOCK):
     require(BLOCK * BLOCK <= 1024, "naive",
             f"block (BLOCK, BLOCK) = {BLOCK * BLOCK} threads exceeds 1024 threads per block")
     require_grid_y("naive", -(-N // BLOCK))
-    require_int32_indexing("naive", M, N, K)
 
 
 SPEC = KernelSpec(

@@ -119,7 +119,7 @@ def check(kernel: str | KernelSpec, M: int | None = None, N: int | None = None, 
 
 def _value_findings(san: Sanitizer, C, ref, res: CheckResult, M: int, N: int):
     """Elements of C never stored, and a result further from numpy's than the tolerance."""
-    never = np.flatnonzero(san._gwriter["C"] < 0)
+    never = san.unwritten("C")
     if never.size:
         i = int(never[0])
         san.findings[("unwritten", "C", ())] = Finding(

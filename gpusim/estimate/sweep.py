@@ -89,9 +89,10 @@ def sweep_points(kernel: str, params: dict | None = None, sizes=(1024,), archs=(
 
 
 def _top_stall(stalls: dict) -> tuple[str | None, float | None]:
-    from gpusim.timing.states import STATES, stall_metric
-    ratios = {s: stalls.get(stall_metric(s), 0.0) for s in STATES if s != "selected"}   # selected: issuing
-    name = max(ratios, key=ratios.get) if ratios else None
+    """(reason, its cycles per issue) of a prediction's stalls, keyed by ncu metric name."""
+    from gpusim.timing.states import STATES, stall_metric, top_stall
+    ratios = {s: stalls.get(stall_metric(s), 0.0) for s in STATES}
+    name = top_stall(ratios)
     return name, (ratios[name] if name else None)
 
 

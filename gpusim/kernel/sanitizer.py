@@ -228,6 +228,10 @@ class Sanitizer:
         self._gwriter[arr.name][e] = who
         self._gline[arr.name][e] = line
 
+    def unwritten(self, name: str) -> np.ndarray:
+        """Elements of global array `name` no thread stored."""
+        return np.flatnonzero(self._gwriter[name] < 0)
+
     def writer_of(self, name: str, index: int):
         """(CTA sequence number, thread, line) of the last store to a global element, or None."""
         w = int(self._gwriter[name][index])

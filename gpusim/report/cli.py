@@ -123,12 +123,13 @@ def cmd_run(a):
                      warn=lambda text: print(f"gpusim: warning: {text}", file=sys.stderr))
     if a.save_trace:
         _write(a.save_trace, lambda: r.trace.save(a.save_trace), r.kernel)
-    checked = None
+    checked, values_wrong = None, False
     if a.mode == "full":        # the sanitizer's checks too (gpusim check), on the Python kernel
         from gpusim.estimate.check import DEFAULT_TOL, check
         with render.progress_bar(f"checking {a.kernel} (sanitizer)", enabled=not a.json) as prog:
             checked = check(r.kernel, r.M, r.N, r.K, params=r.params, arch=gpu, progress=prog)
-        if r.max_rel_error is not None and r.max_rel_error > DEFAULT_TOL:
+        values_wrong = r.max_rel_error is not None and r.max_rel_error > DEFAULT_TOL
+        if values_wrong:
             r.warnings.append(f"the simulated C ({r.frontend} front-end) is off numpy's by ||C - ref|| / ||ref|| = "
                               f"{r.max_rel_error:.1e}, over the tolerance {DEFAULT_TOL:.0e}")
     pred = None
@@ -179,7 +180,7 @@ def cmd_run(a):
         if a.plot:
             render.console.print(f"plot written to {a.plot}")
     # --mode full fails (exit 1) on a sanitizer finding or a wrong C, as gpusim check does
-    return 1 if checked is not None and (not checked.ok or any("off numpy's" in w for w in r.warnings)) else 0
+    return 1 if checked is not None and (not checked.ok or values_wrong) else 0
 
 
 def _jit_notices() -> list[str]:
@@ -330,9 +331,11 @@ def cmd_hw_record(a):
 def cmd_check(a):
     from gpusim.estimate.check import check, DEFAULT_TOL
     from gpusim.report import render
-    sizes = (a.M, a.N, a.K) if a.size is None else (a.size, a.size, a.size)
+    # run's rule for sizes; none given: check picks the first size the kernel takes
+    given = any(v is not None for v in (a.size, a.M, a.N, a.K))
+    sizes = _sizes(a) if given else (None, None, None)
     with render.progress_bar(f"checking {a.kernel}", enabled=not a.json) as prog:
-        res = check(a.kernel, *sizes, params=_params(a.param), arch=a.arch,
+        res = check(a.kernel, *sizes, params=_params(a.param, a.kernel), arch=a.arch,
                     tol=DEFAULT_TOL if a.tol is None else a.tol, progress=prog)
     if a.json:
         print(json.dumps(res.to_json(), indent=1))

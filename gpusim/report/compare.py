@@ -15,6 +15,7 @@ from typing import Callable, NamedTuple
 
 from gpusim.errors import RecordError
 from gpusim.report.records import device_dir, hw_record, list_hw_records, load_record
+from gpusim.timing.states import top_stall
 
 REFERENCE_KERNELS = ("cublas",)      # recorded for reference, never simulated
 
@@ -131,12 +132,6 @@ def stall_name(metric: str) -> str | None:
     if metric.startswith(STALL_PREFIX) and metric.endswith(STALL_SUFFIX):
         return metric[len(STALL_PREFIX):-len(STALL_SUFFIX)]
     return None
-
-
-def top_stall(values: dict) -> str | None:
-    """The largest stall reason other than selected, from {reason: ratio}."""
-    cand = {k: v for k, v in values.items() if k != "selected"}
-    return max(cand, key=cand.get) if cand else None
 
 
 def _rank_agreement(sim: dict, rec: dict) -> tuple[bool | None, float | None]:

@@ -29,6 +29,12 @@ def stall_metric(name: str) -> str:
     return f"smsp__average_warps_issue_stalled_{name}_per_issue_active.ratio"
 
 
+def top_stall(values: dict) -> str | None:
+    """The largest stall reason other than selected (the warp issuing), from {reason: ratio}."""
+    cand = {k: v for k, v in values.items() if k != "selected"}
+    return max(cand, key=cand.get) if cand else None
+
+
 def warp_ratios(active_cycles, issued, state_cycles) -> dict:
     """One warp's ncu ratios: its cycles in total and in each state (state_cycles[k] for STATES[k]) per
     instruction it issued."""

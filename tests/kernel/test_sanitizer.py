@@ -96,3 +96,12 @@ def test_two_ctas_storing_one_global_element_race():
         k.global_array("C", C, 0).st(k.tid, 1.0)
     (f,) = san.ordered()
     assert f.kind == "global-race" and f.cta == "(1,0,0)" and "another CTA" in f.detail
+
+
+def test_elements_no_thread_stored_are_unwritten():
+    san = Sanitizer("t", __file__)
+    C = np.zeros(8, np.float32)
+    k = Ctx("t", (1, 1, 1), (8, 1, 1), (0, 0, 0), Sampler(False), 48 * 1024, san)
+    with k.where(k.tid % 2 == 0):
+        k.global_array("C", C, 0).st(k.tid, 1.0)
+    assert san.unwritten("C").tolist() == [1, 3, 5, 7]

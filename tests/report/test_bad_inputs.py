@@ -38,6 +38,10 @@ CLI = [
     case(["run", "naive", "--size", "-64"], "--size must be a positive integer, got -64"),
     case(["run", "naive", "--M", "0"], "--M must be a positive integer, got 0"),
     case(["run", "naive", "--M", "64", "--K", "-1"], "--K must be a positive integer, got -1"),
+    # gpusim check: run's rule for sizes and --param
+    case(["check", "naive", "--size", "32", "--M", "64"], "naive: --size sets M = N = K; give it or --M/--N/--K"),
+    case(["check", "naive", "--size", "-3"], "naive: --size must be a positive integer, got -3"),
+    case(["check", "naive", "--param", "BLOCK"], "naive: --param takes NAME=VALUE, got 'BLOCK'"),
     case(["run", "naive", "--size", "64", "--M", "32"], "--M/--N/--K, not both"),
     case(["run", "naive", "--size", "64", "--K", "32"], "--M/--N/--K, not both"),
     case(["run", "naive", "--size", "abc"], "argument --size: invalid int value: 'abc'"),
