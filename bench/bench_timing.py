@@ -23,7 +23,9 @@ kernel_time.W1/W2); --full times every trip instead: diagnoses of the sampling e
 model was chosen while these records existed, so they test the model out of sample.
 --shapes: the ladder kernels (default parameters) at non-square shapes (traces/hw/h200/shapes/, times
 only): the second held-out set; MAPE, max error and the kernels' order at each shape.
-Usage: python bench/bench_timing.py [--kernels a,b] [--sizes 1024,2048,4096] [--schedule phased]
+--ladder memory: the second ladder (copies, transposes, reductions, softmax, stencil, SGEMV), with the
+transposes' and the reductions' order at every size and the top stall at the middle size (2048).
+Usage: python bench/bench_timing.py [--kernels a,b | --ladder memory] [--sizes 1024,2048,4096] [--schedule phased]
        [--scoreboards all] [--no-l2-pending] [--windows 16,48 | --full] [--variants | --shapes]
 """
 import argparse
@@ -91,6 +93,8 @@ def shapes(kernels, **kw):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--kernels", default=",".join(LADDER))
+    ap.add_argument("--ladder", choices=("sgemm", "memory"), default=None,
+                    help="a whole ladder instead of --kernels (memory: the second ladder)")
     ap.add_argument("--sizes", default="1024,2048,4096")
     ap.add_argument("--schedule", default="phased", choices=("phased", "fluid", "waves", "measured"))
     ap.add_argument("--scoreboards", default="all", choices=("all", "global", "none"))
@@ -116,6 +120,11 @@ def main():
                          "own (python: the hand-written issue order and SASS tables)")
     a = ap.parse_args()
     SIM_KW["frontend"] = a.frontend
+    stall_size = 4096
+    if a.ladder:
+        from gpusim.kernel.spec import LADDERS
+        a.kernels = ",".join(LADDER if a.ladder == "sgemm" else LADDERS[a.ladder])
+        stall_size = 4096 if a.ladder == "sgemm" else 2048
     kw = {"full": a.full, "scoreboards": a.scoreboards, "read_barriers": not a.no_read_barriers,
           "l2_pending": not a.no_l2_pending, "dram_rows": a.dram_rows}
     if a.windows:
@@ -159,6 +168,15 @@ def main():
     errs = [100 * (p.time_ms / r["time_ms_median"] - 1) for r, p in res.values()]
     print(f"\nMAPE {sum(map(abs, errs)) / len(errs):.1f} %, max |error| {max(map(abs, errs)):.1f} % "
           f"over {len(errs)} points")
+    groups = {"transposes": [k for k in kernels if k.startswith("transpose")],
+              "reductions": [k for k in kernels if k.startswith("reduce")]}
+    for name, ks in groups.items():
+        if len(ks) < 2:
+            continue
+        for n in sizes:
+            same, tau = _rank_agreement({k: res[k, n][1].time_ms for k in ks},
+                                        {k: res[k, n][0]["time_ms_median"] for k in ks})
+            print(f"{name} at {n}: {'same order' if same else 'order differs'} (Kendall tau {tau:.2f})")
     for n in sizes:
         if n in (2048, 4096):
             sim = {k: res[k, n][1].time_ms for k in kernels}
@@ -168,18 +186,18 @@ def main():
                 continue                    # one kernel: no order to compare
             print(f"rank at {n}: {'same order' if same else 'differs'} (Kendall tau {tau:.2f}); "
                   f"H200 {sorted(hw, key=hw.get)}, sim {sorted(sim, key=sim.get)}")
-    if 4096 in sizes:
-        print(f"\nat 4096: {'kernel':{w}s} {'top stall ncu':>18s} {'top stall sim':>18s}  "
+    if stall_size in sizes:
+        print(f"\nat {stall_size}: {'kernel':{w}s} {'top stall ncu':>18s} {'top stall sim':>18s}  "
               f"{'warp cyc/inst ncu':>17s} {'sim':>7s} {'error':>8s}")
         agree = 0
         for k in kernels:
-            rec, p = res[k, 4096]
+            rec, p = res[k, stall_size]
             m = rec["ncu"]["metrics"]
             th, ts = top_stall(stalls_of(m)), top_stall(stalls_of(p.stalls))
             agree += th == ts
             wh, ws = m[WL], p.metrics[WL]
             print(f"         {k:{w}s} {th:>18s} {ts:>18s}  {wh:17.2f} {ws:7.2f} {100 * (ws / wh - 1):+7.1f} %")
-        print(f"top stall agrees for {agree}/{len(kernels)} kernels")
+        print(f"top stall agrees for {agree}/{len(kernels)} kernels at {stall_size}")
         print("\nwall time of simulate + predict at 4096 (s): " +
               ", ".join(f"{k} {w:.1f}" for k, w in walls.items()))
     # engine speed: regtile2d's first round at 4096 (2 CTAs) over 64 trips, as gpusim run gives it to the

@@ -1,6 +1,8 @@
-"""Refusals several kernels of the ladder share (not a kernel: the leading underscore keeps it out
+"""Refusals and pieces several kernels share (not a kernel: the leading underscore keeps it out
 of the kernel list)."""
-from gpusim.kernel import require
+import numpy as np
+
+from gpusim.kernel import align_period, require
 
 
 def require_tile_multiples(name, M, N, K, BM, BN, BK):
@@ -24,3 +26,45 @@ def require_scalar_staging(name, BM, BN, BK, TM, TN):
 
 def require_grid_y(name: str, blocks_y: int):
     require(blocks_y <= 65535, name, f"gridDim.y = {blocks_y} exceeds the launch limit 65535")
+
+
+# ---- the second ladder (M x N problems, K unused) ----
+
+def mn(M, N, K):
+    """Elements of an M x N array (Arg elems): the second ladder's A, B, x, y of M*N floats."""
+    return M * N
+
+
+def require_multiple(name: str, value: int, what: str, of: int, of_what: str):
+    """No bounds checks in the twin (or every lane the same trips): value a multiple of `of`."""
+    require(value % of == 0, name, f"{what}={value} must be a multiple of {of_what}={of}")
+
+
+def require_pow2(name: str, value: int, what: str):
+    require(value > 0 and value & (value - 1) == 0, name, f"{what}={value} must be a power of two")
+
+
+def require_block(name: str, threads: int, what: str):
+    """A block of whole warps, at most 1024 threads."""
+    require(0 < threads <= 1024 and threads % 32 == 0, name,
+            f"{what} = {threads} threads must be whole warps, at most 1024")
+
+
+def require_transpose_tiles(name: str, M: int, N: int, TILE: int, ROWS: int):
+    """The transposes' shape: TILE x ROWS threads, TILE/ROWS rows each; M, N whole tiles."""
+    require(TILE % ROWS == 0, name, f"TILE={TILE} must be a multiple of ROWS={ROWS}")
+    require(TILE * ROWS <= 1024, name, f"block (TILE, ROWS) = {TILE * ROWS} threads exceeds 1024")
+    require_multiple(name, M, "M", TILE, "TILE")
+    require_multiple(name, N, "N", TILE, "TILE")
+    require_grid_y(name, M // TILE)
+
+
+def transpose_reference(inputs, M, N, K, alpha, beta):
+    """B (N x M) = A (M x N) transposed."""
+    return {"B": inputs["A"].reshape(M, N).T.astype(np.float64)}
+
+
+def transpose_grid_period(M, N, K, TILE, ROWS):
+    """x: A moves TILE columns, B TILE rows (TILE*M floats); y: A moves TILE rows (TILE*N floats),
+    B TILE columns."""
+    return align_period(TILE, TILE * M), align_period(TILE * N, TILE)

@@ -25,7 +25,7 @@ import pytest
 pytestmark = pytest.mark.slow    # every record against the simulation: minutes; .ci/run runs it
 
 import gpusim
-from gpusim.kernel import LADDER
+from gpusim.kernel import LADDER, LADDER2
 from gpusim.memory.counters import per_base_opcode
 from gpusim.estimate.registers import REPO
 from gpusim.kernel import get_kernel
@@ -80,9 +80,9 @@ CASES = _default_cases() + _variant_cases() + _sweep_cases()
 
 
 def test_every_kernel_written_before_the_records_has_them():
-    """The ladder, dbuf and smem2buf are recorded at the three sizes (a kernel added later need not be)."""
+    """Both ladders, dbuf and smem2buf are recorded at the three sizes (a kernel added later need not be)."""
     got = {(c.values[0], c.values[1]) for c in _default_cases()}
-    assert {(k, s) for k in (*LADDER, "dbuf", "smem2buf") for s in SIZES} <= got
+    assert {(k, s) for k in (*LADDER, *LADDER2, "dbuf", "smem2buf") for s in SIZES} <= got
 
 
 def test_sweep_is_there():
@@ -116,6 +116,22 @@ def test_exact_counts(kernel, size, params):
     assert s["launch__waves_per_multiprocessor"] == pytest.approx(h["launch__waves_per_multiprocessor"], abs=5e-3)
 
 
+REDUCTIONS = [f"{m}_op_{op}.sum" for op in ("red", "atom") for m in (
+    "l1tex__t_requests_pipe_lsu_mem_global", "l1tex__t_sectors_pipe_lsu_mem_global", "smsp__sass_inst_executed")]
+
+
+@pytest.mark.parametrize("kernel,size,params", [c for c in CASES if c.values[0] in LADDER2])
+def test_reduction_counts(kernel, size, params):
+    """Global reductions and atomics (REDG of reduce_atomic's atomicAdd): instructions, requests and
+    sectors equal to ncu's, for every metric the record has (records before these metrics have none)."""
+    s, h = sim(kernel, size, params).metrics, hw(kernel, size, params)["metrics"]
+    fix = {m.replace("smsp__sass_inst_executed_op", "smsp__sass_inst_executed_op_global") if m.startswith("smsp")
+           else m for m in REDUCTIONS}
+    have = {m for m in fix if m in h}
+    assert have, "the second ladder's records carry the reduction counters"
+    assert {m: s.get(m, 0) for m in have} == {m: h[m] for m in have}
+
+
 @pytest.mark.parametrize("kernel,size,params", CASES)
 def test_per_opcode_counts(kernel, size, params):
     """Executed instructions per SASS opcode (ncu's sass__inst_executed_per_opcode): equal."""
@@ -141,6 +157,12 @@ def test_shared_load_wavefronts(kernel, size, params):
     elif kernel in ("dbuf", "smem2buf") or (params and not (VARIANTS / record_name(kernel, size, dict(params),
                                                                     get_kernel(kernel).params)).exists()):
         assert s <= h <= 1.005 * s
+    elif kernel in LADDER2:
+        # the second ladder's shared loads run beside global loads and stores through the same L1 data
+        # banks (a transpose reads its tile while other warps store theirs to global memory): the H200
+        # counts up to 3.7 % more (transpose_pad at 4096), exact at 1024 where those kernels have fewer
+        # warps in flight; never fewer than the addresses need
+        assert s <= h <= 1.05 * s
     else:
         assert s == pytest.approx(h, rel=1e-3)
 

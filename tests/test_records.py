@@ -3,6 +3,8 @@ import json
 
 import pytest
 
+import gpusim
+
 from gpusim.errors import RecordError
 from gpusim.report import records as R
 from gpusim.report.compare import compare_rows
@@ -182,9 +184,13 @@ def test_committed_kernel_records(rec):
         if "inst_executed_per_pc" in n:
             assert sum(n["inst_executed_per_pc"].values()) == m["smsp__inst_executed.sum"]
         stalls = sum(m[f"smsp__average_warps_issue_stalled_{r}_per_issue_active.ratio"] for r in n["stall_reasons"])
-        assert stalls == pytest.approx(m["smsp__average_warp_latency_per_inst_issued.ratio"], rel=0.02)
-        if rec["kernel"] != "cublas":
-            assert m["launch__registers_per_thread"] == rec["ptxas"]["registers"]
+        # ncu collects the stall counters over several replay passes, each its own run of the launch: a launch
+        # of a few microseconds (the memory ladder at 1024 and 2048) differs from pass to pass: up to 14 % apart
+        short = m.get("gpu__time_duration.sum", 1e9) < 50_000
+        assert stalls == pytest.approx(m["smsp__average_warp_latency_per_inst_issued.ratio"], rel=0.15 if short else 0.02)
+        if rec["kernel"] != "cublas":     # a launch takes at least 16 registers a thread (the preset's minimum)
+            want = max(rec["ptxas"]["registers"], gpusim.get_arch("h200").min_regs_per_thread)
+            assert m["launch__registers_per_thread"] == want
 
 
 @pytest.mark.parametrize("rec", MICRO, ids=lambda r: r["bench"])

@@ -133,8 +133,20 @@ class GPU:
     # CTAs as the block scheduler hands them out, which a kernel with work does while it runs). What a
     # recorded time holds besides the kernel's work; the prediction adds it to the engine's cycles.
     launch_overhead_us: float = 3.55
+    # [M] ncu's launch__registers_per_thread on the H200: 16 where ptxas gives fewer (copy4 14, saxpy 10,
+    # reduce_smem 12, reduce_atomic 13, reduce_shfl 14; traces/hw/h200/*_4096.json): a launch takes at least 16
+    min_regs_per_thread: int = 16
     l2_bandwidth_gbps: float = 7368.9       # [M] micro/bandwidth_l2.json, chip-wide L2 read
     dram_achieved_bandwidth_gbps: float = 4328.9  # [M] micro/bandwidth_dram.json, chip-wide read
+    # [M] micro/bandwidth_dram.json details: a device-to-device copy (cupy.copyto, 2 GiB), bytes read +
+    # written per second; with the read figure it sets what a DRAM write costs (timing.lower)
+    dram_copy_bandwidth_gbps: float = 4101.1
+    # [M] micro/l2_write.json: global stores into the L2 (the data stays there), chip-wide sectors per second,
+    # marginal between 8 and 16 MB: whole sectors (float4), 4 B in each sector of a line, 4 B in one sector
+    # per 128-B line (a strided store, as a naive transpose's); 0: stores cost the L2 nothing
+    l2_write_gsectors_per_s: float = 146.29
+    l2_partial_sector_write_gsectors_per_s: float = 110.70
+    l2_partial_line_write_gsectors_per_s: float = 49.95
     # [M] micro/lg_throughput.json: a global load that hits L1 costs one L1TEX data-stage wavefront per
     # distinct 128-B line it touches (ncu l1tex__data_pipe_lsu_wavefronts_mem_lgds = D exactly), and
     # the stage retires 0.987-0.998 wavefronts per SM cycle for D = 4..32 lines per request (64 warps
@@ -277,6 +289,10 @@ RTX_A6000 = GPU(
     line_bytes=128,
     l2_bandwidth_gbps=2 * 768.0,          # (unverified) guess: twice DRAM
     dram_achieved_bandwidth_gbps=768.0,   # (unverified) datasheet peak
+    dram_copy_bandwidth_gbps=768.0,       # (unverified) reads and writes at the same rate
+    l2_write_gsectors_per_s=0.0,          # (not measured: stores cost the L2 nothing)
+    l2_partial_sector_write_gsectors_per_s=0.0,
+    l2_partial_line_write_gsectors_per_s=0.0,
 )
 
 RTX_5080 = GPU(
@@ -316,6 +332,10 @@ RTX_5080 = GPU(
     line_bytes=128,
     l2_bandwidth_gbps=2 * 960.0,          # (unverified) guess: twice DRAM
     dram_achieved_bandwidth_gbps=960.0,   # (unverified) datasheet peak
+    dram_copy_bandwidth_gbps=960.0,       # (unverified) reads and writes at the same rate
+    l2_write_gsectors_per_s=0.0,          # (not measured: stores cost the L2 nothing)
+    l2_partial_sector_write_gsectors_per_s=0.0,
+    l2_partial_line_write_gsectors_per_s=0.0,
 )
 
 PRESETS: dict[str, GPU] = {"h200": H200, "a6000": RTX_A6000, "rtx5080": RTX_5080}
@@ -337,7 +357,9 @@ def get_arch(name: str | GPU) -> GPU:
 # fields where 0 is a setting ("no such cap", "off", "none", per their comments in GPU); every other number is
 # a count, size, clock, bandwidth, latency or rate, and must be positive
 ZERO_ALLOWED = frozenset({"lg_sm_untaken_depth", "lg_sm_miss_depth", "lg_sm_miss_sectors", "pair_run_issues",
-                          "lsu_queue_read_ahead", "register_read_lead_cycles", "launch_overhead_us"})
+                          "lsu_queue_read_ahead", "register_read_lead_cycles", "launch_overhead_us",
+                          "l2_write_gsectors_per_s", "l2_partial_sector_write_gsectors_per_s",
+                          "l2_partial_line_write_gsectors_per_s"})
 
 
 def _field_type(f) -> str:

@@ -1,5 +1,5 @@
 """`gpusim check`: run a Python kernel over every CTA and every loop trip with the sanitizer
-watching (gpusim.kernel.sanitizer), then check C against numpy.
+watching (gpusim.kernel.sanitizer), then check its outputs (C of an SGEMM) against numpy.
 
 The kernel may be one of kernels_py/ by name, or any Python file that defines `SPEC` (a kernel of
 the user's own, or the buggy kernels the tests keep). alpha and beta are both set, and to values
@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from gpusim.errors import GpusimError, KernelConfigError, UnknownKernel
-from gpusim.estimate.simulate import reference, simulate
+from gpusim.estimate.simulate import simulate
 from gpusim.kernel.sanitizer import Finding, Sanitizer
 from gpusim.kernel.spec import KernelSpec, get_kernel
 
@@ -106,33 +106,48 @@ def check(kernel: str | KernelSpec, M: int | None = None, N: int | None = None, 
     M, N, K = r.M, r.N, r.K
     res = CheckResult(spec.name, M, N, K, r.params, tol=tol, ctas=r.ctas_simulated,
                       notes=["the Python kernel's own accesses, every CTA and every trip (frontend='python')"])
-    if "C" not in san.globals:
-        raise GpusimError(f"{spec.name}: the kernel took no global array C")
-    C = san.globals["C"].reshape(M, N)
-    ref = reference(spec, san.globals["A"], san.globals["B"], san.initial["C"], M, N, K, ALPHA, BETA)
-    res.max_rel_error = float(np.linalg.norm(C - ref) / np.linalg.norm(ref))
-    _value_findings(san, C, ref, res, M, N)
+    outputs = [(nm, role) for nm, _, role in spec.arrays(M, N, K) if role != "in"]
+    missing = [nm for nm, _ in outputs if nm not in san.globals]
+    if missing or not outputs:
+        raise GpusimError(f"{spec.name}: the kernel took no global array {', '.join(missing) or 'to write'}")
+    inputs = {nm: san.initial.get(nm, a) for nm, a in san.globals.items()}
+    ref = spec.expected(inputs, M, N, K, ALPHA, BETA)
+    if spec.tolerance is not None and tol == DEFAULT_TOL:
+        res.tol = tol = spec.tolerance       # the kernel's own (atomics sum in another order)
+    errs = {}
+    for nm, role in outputs:
+        out, want = san.globals[nm].reshape(-1).astype(np.float64), ref[nm]
+        den = float(np.linalg.norm(want))
+        errs[nm] = float(np.linalg.norm(out - want)) / den if den else float(np.linalg.norm(out - want))
+    res.max_rel_error = max(errs.values())
+    for nm, role in outputs:
+        # an SGEMM's C is written whole whatever its role; an inout array elsewhere may keep elements
+        # (a stencil's boundary), so only "out" arrays are checked for elements never stored
+        whole = role == "out" or (spec.is_gemm and nm == "C")
+        _value_findings(san, nm, san.globals[nm].reshape(-1), ref[nm], errs[nm], res, N, whole)
     res.findings, res.dropped = san.ordered(), san.dropped
     res.wall_s = time.perf_counter() - t0
     return res
 
 
-def _value_findings(san: Sanitizer, C, ref, res: CheckResult, M: int, N: int):
-    """Elements of C never stored, and a result further from numpy's than the tolerance."""
-    never = san.unwritten("C")
+def _value_findings(san: Sanitizer, nm: str, out, ref, err: float, res: CheckResult, N: int, whole: bool):
+    """Elements of an output never stored (whole: it must be written everywhere), and a result further
+    from numpy's than the tolerance. Elements are named [row][column] of an N-column matrix."""
+    def at(i):
+        return f"{nm}[{i // N}][{i % N}]" if out.size % N == 0 and out.size > N else f"{nm}[{i}]"
+    never = san.unwritten(nm) if whole else np.zeros(0, np.int64)
     if never.size:
         i = int(never[0])
-        san.findings[("unwritten", "C", ())] = Finding(
-            "unwritten", san.kernel, "C", i, None, [], [],
-            f"{never.size} of {M * N} elements of C (first C[{i // N}][{i % N}]) were never stored")
-    if res.max_rel_error > res.tol:
-        diff = np.abs(C - ref).ravel()
+        san.findings[("unwritten", nm, ())] = Finding(
+            "unwritten", san.kernel, nm, i, None, [], [],
+            f"{never.size} of {out.size} elements of {nm} (first {at(i)}) were never stored")
+    if err > res.tol:
+        diff = np.abs(out - ref)
         i = int(np.argmax(diff))
-        w = san.writer_of("C", i)
+        w = san.writer_of(nm, i)
         cta = san.cta_names.get(w[0]) if w else None
         lines = [f"{Path(san.source_file).name}:{w[2]}"] if w else []
-        san.findings[("values", "C", ())] = Finding(
-            "values", san.kernel, "C", i, cta, [san.thread_name(w[1])] if w else [], lines,
-            f"||C - ref|| / ||ref|| = {res.max_rel_error:.2e} over the tolerance {res.tol:.0e} "
-            f"(alpha={ALPHA}, beta={BETA}); worst C[{i // N}][{i % N}] = {float(C.ravel()[i]):.6g}, "
-            f"numpy {float(ref.ravel()[i]):.6g}")
+        san.findings[("values", nm, ())] = Finding(
+            "values", san.kernel, nm, i, cta, [san.thread_name(w[1])] if w else [], lines,
+            f"||{nm} - ref|| / ||ref|| = {err:.2e} over the tolerance {res.tol:.0e} "
+            f"(alpha={ALPHA}, beta={BETA}); worst {at(i)} = {float(out[i]):.6g}, numpy {float(ref[i]):.6g}")

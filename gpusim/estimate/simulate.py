@@ -89,28 +89,43 @@ def _classes(g: int, period: int, sampled: bool):
 
 
 @functools.lru_cache(maxsize=1)
-def _random_inputs(M: int, N: int, K: int, seed: int):
+def _random_inputs(sizes: tuple, seed: int):
     rng = np.random.default_rng(seed)
-    out = tuple(rng.random(n, dtype=np.float32) * 2 - 1 for n in (M * K, K * N, M * N))
+    out = tuple(rng.random(n, dtype=np.float32) * 2 - 1 for n in sizes)
     for a in out:
         a.flags.writeable = False
     return out
 
 
-def make_inputs(M: int, N: int, K: int, seed: int = 0):
-    """Random A, B (shared, read-only: kernels never write them) and a fresh copy of C.
-    Drawing 4096^2 floats takes ~0.5 s, and one `gpusim run` asks for them several times."""
-    A, B, C = _random_inputs(M, N, K, seed)
-    return A, B, C.copy()
+def _arrays(spec, M: int, N: int, K: int) -> list:
+    """[(name, elements, role)] of the kernel's arrays (the SGEMM's A, B, C without a spec)."""
+    if spec is None:
+        return [("A", M * K, "in"), ("B", K * N, "in"), ("C", M * N, "inout")]
+    return get_kernel(spec).arrays(M, N, K)
 
 
-def layout(M: int, N: int, K: int) -> dict:
-    """Base addresses of A, B, C (2-MiB aligned with a 2-MiB gap, as large cudaMallocs are)."""
+def make_inputs(M: int, N: int, K: int, seed: int = 0, spec=None) -> dict:
+    """Every array random in [-1, 1): the read-only ones shared between calls (kernels never write
+    them), a fresh copy of each one the kernel writes. Drawing 4096^2 floats takes ~0.5 s, and one
+    `gpusim run` asks for them several times."""
+    arrs = _arrays(spec, M, N, K)
+    vals = _random_inputs(tuple(n for _, n, _ in arrs), seed)
+    return {nm: (v if role == "in" else v.copy()) for (nm, _, role), v in zip(arrs, vals)}
+
+
+def layout(M: int, N: int, K: int, spec=None) -> dict:
+    """Base addresses of the kernel's arrays, in argument order (2-MiB aligned with a 2-MiB gap, as
+    large cudaMallocs are); without a spec, the SGEMM's A, B, C."""
     bases, addr = {}, BASE
-    for nm, nbytes in (("A", M * K * 4), ("B", K * N * 4), ("C", M * N * 4)):
+    for nm, n, _ in _arrays(spec, M, N, K):
         bases[nm] = addr
-        addr += -(-nbytes // ALIGN) * ALIGN + ALIGN
+        addr += -(-(n * 4) // ALIGN) * ALIGN + ALIGN
     return bases
+
+
+def array_bytes(spec, M: int, N: int, K: int) -> dict:
+    """{array name: bytes} of the kernel's arrays."""
+    return {nm: 4 * n for nm, n, _ in _arrays(spec, M, N, K)}
 
 
 def available_bytes() -> int | None:
@@ -128,25 +143,27 @@ def available_bytes() -> int | None:
         return None
 
 
-def allocated_bytes(M: int, N: int, K: int) -> int:
-    """What `allocate` and a run hold of the matrices: A, B, C, and two copies of C (the run's and the
-    reference's)."""
-    return 4 * (M * K + K * N + 3 * M * N)
+def allocated_bytes(M: int, N: int, K: int, spec=None) -> int:
+    """What `allocate` and a run hold of the arrays: each once, and the arrays the kernel writes twice
+    more (the run's copy and the reference's)."""
+    return sum(4 * n * (1 if role == "in" else 3) for _, n, role in _arrays(spec, M, N, K))
 
 
-def check_size(name: str, M: int, N: int, K: int, allocates: bool):
-    """Refuse a size the twins' int indices overflow, or whose matrices this machine cannot hold."""
-    for nm, n in (("A", M * K), ("B", K * N), ("C", M * N)):
+def check_size(name: str, M: int, N: int, K: int, allocates: bool, spec=None):
+    """Refuse a size the twins' int indices overflow, or whose arrays this machine cannot hold."""
+    for nm, n, _ in _arrays(spec, M, N, K):
         if n >= INT_INDEX:
             raise KernelConfigError(f"{name}: {M}x{N}x{K}: {nm} has {n:,} elements, over the 2**31 an int "
                                     "index reaches (the CUDA twins index with int)")
     if not allocates:
         return
-    need, have = allocated_bytes(M, N, K), available_bytes()
+    need, have = allocated_bytes(M, N, K, spec), available_bytes()
     if have is not None and need > have:
         def size(n):
             return f"{n / 2**30:.1f} GiB" if n >= 2**30 else f"{n / 2**20:.1f} MiB"
-        raise KernelConfigError(f"{name}: {M}x{N}x{K} needs ~{size(need)} for A, B and C, and this machine "
+        names = [nm for nm, _, _ in _arrays(spec, M, N, K)]
+        which = ", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1 else names[0]
+        raise KernelConfigError(f"{name}: {M}x{N}x{K} needs ~{size(need)} for {which}, and this machine "
                                 f"has {size(have)} available")
 
 
@@ -156,9 +173,9 @@ def full_mode_seconds(M: int, N: int, K: int, grid: tuple, block: tuple) -> floa
     return FULL_S_PER_FMA * M * N * K + FULL_S_PER_THREAD_K * threads * K
 
 
-def allocate(M: int, N: int, K: int, seed: int):
-    """Random A, B, C and their base addresses (`layout`)."""
-    return make_inputs(M, N, K, seed), layout(M, N, K)
+def allocate(M: int, N: int, K: int, seed: int, spec=None):
+    """Random arrays ({name: values}) and their base addresses (`layout`)."""
+    return make_inputs(M, N, K, seed, spec), layout(M, N, K, spec)
 
 
 def _use_listing(kernel, p, comp, traces, size):
@@ -174,19 +191,29 @@ def _use_listing(kernel, p, comp, traces, size):
     use_listing(kernel, p, comp.sass, describe(comp), counts, size)
 
 
-def reference(spec, A, B, C0, M, N, K, alpha, beta) -> np.ndarray:
-    """What the kernel must compute, in float64: alpha * A @ B + beta * C (or A @ B, seed 000's)."""
-    AB = A.reshape(M, K).astype(np.float64) @ B.reshape(K, N)
-    return np.float64(alpha) * AB + np.float64(beta) * C0.reshape(M, N) if spec.uses_alpha_beta else AB
+def rel_error(spec, out: dict, ref: dict) -> float:
+    """The largest relative Frobenius error ||out - ref|| / ||ref|| over the kernel's outputs."""
+    err = 0.0
+    for nm, want in ref.items():
+        got = np.asarray(out[nm], np.float64).reshape(-1)
+        den = float(np.linalg.norm(want))
+        diff = float(np.linalg.norm(got - want))
+        err = max(err, diff / den if den else (0.0 if diff == 0 else float("inf")))
+    return err
+
+
+def scalar_values(M: int, N: int, K: int, alpha: float, beta: float) -> dict:
+    return {"M": M, "N": N, "K": K, "alpha": alpha, "beta": beta}
 
 
 def run_cta(spec, p, gpu, grid, block, bidx, weight, sampler, arrays, bases, problem, cta_id, sanitizer=None):
     """Run one CTA of the kernel; returns its per-warp trace and its static shared bytes."""
-    M, N, K, alpha, beta = problem
+    scalars = scalar_values(*problem)
     k = Ctx(spec.name, grid, block, bidx, sampler, gpu.shared_per_block_static_bytes, sanitizer)
     k._weight = weight
-    g = [k.global_array(nm, arr, bases[nm]) for nm, arr in zip("ABC", arrays)]
-    spec.fn(k, M, N, K, alpha, g[0], g[1], beta, g[2], **p)
+    args = [k.global_array(a.name, arrays[a.name], bases[a.name]) if a.kind == "ptr" else scalars[a.name]
+            for a in spec.arguments]
+    spec.fn(k, *args, **p)
     return trace_from_ctx(k, cta_id), k.shared_bytes
 
 
@@ -194,7 +221,10 @@ def simulate(kernel: str | KernelSpec, M: int, N: int | None = None, K: int | No
              arch: str | GPU = "h200", params: dict | None = None, mode: str = "auto",
              alpha: float = 1.0, beta: float = 0.5, seed: int = 0, keep_trace: bool = False,
              progress=None, frontend: str = "auto", sanitizer=None, warn=None) -> SimResult:
-    """Simulate `kernel` on an M x N x K SGEMM and return its counters (ncu names).
+    """Simulate `kernel` on an M x N x K problem and return its counters (ncu names).
+
+    The kernel's arrays (its spec's `arguments`: A, B, C of an SGEMM) start random in [-1, 1); its
+    i32 arguments are M, N, K and its f32 ones alpha and beta.
 
     mode: "full" (every CTA and iteration, and C checked against numpy),
     "sampled" (exact totals from CTA classes and loop residues), or "auto"
@@ -219,7 +249,7 @@ def simulate(kernel: str | KernelSpec, M: int, N: int | None = None, K: int | No
         if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v <= 0:
             raise KernelConfigError(f"{spec.name}: size {nm} must be a positive integer, got {v!r}")
     M, N, K = int(M), int(N), int(K)
-    check_size(spec.name, M, N, K, allocates=False)
+    check_size(spec.name, M, N, K, allocates=False, spec=spec)
     p = spec.resolve(params)
     spec.check(M, N, K, **p)
     grid, block = spec.launch(M, N, K, **p)
@@ -260,13 +290,13 @@ def simulate(kernel: str | KernelSpec, M: int, N: int | None = None, K: int | No
             frontend = "python"
             notes.append(f"instruction stream: the Python kernel's own (no SASS: {e})")
 
-    if frontend == "sass" and sampled:     # addresses only: nothing of the matrices' size is allocated
-        bases = layout(M, N, K)
-        A = B = C = C0 = None
+    if frontend == "sass" and sampled:     # addresses only: nothing of the arrays' size is allocated
+        bases = layout(M, N, K, spec)
+        arrays = initial = None
     else:
-        check_size(spec.name, M, N, K, allocates=True)
-        (A, B, C), bases = allocate(M, N, K, seed)
-        C0 = C.copy()
+        check_size(spec.name, M, N, K, allocates=True, spec=spec)
+        arrays, bases = allocate(M, N, K, seed, spec)
+        initial = {nm: a.copy() if a.flags.writeable else a for nm, a in arrays.items()}
 
     px, py = spec.grid_period(M, N, K, **p)
     ctas = [((x, y, z), wx * wy * wz)
@@ -275,12 +305,11 @@ def simulate(kernel: str | KernelSpec, M: int, N: int | None = None, K: int | No
 
     traces, smem = [], 0
     if frontend == "sass":
-        sizes = {"A": M * K * 4, "B": K * N * 4, "C": M * N * 4}
-        mem = sass_fe.memory(sizes if sampled else {"A": A, "B": B, "C": C}, bases)
+        mem = sass_fe.memory(array_bytes(spec, M, N, K) if sampled else arrays, bases)
         smem = prog.shared_bytes
         for n_done, (bidx, w) in enumerate(ctas):
             t, cta_notes = sass_fe.run_cta(prog, grid, block, bidx, w, mem, (M, N, K, alpha, beta), bases,
-                                           n_done, sample_loops=sampled)
+                                           n_done, sample_loops=sampled, args=spec.arguments)
             traces.append(t)
             notes += [n for n in cta_notes if n not in notes]
             if progress:
@@ -290,7 +319,7 @@ def simulate(kernel: str | KernelSpec, M: int, N: int | None = None, K: int | No
         _use_listing(spec.name, p, comp, traces, (M, N, K))
     else:
         for n_done, (bidx, w) in enumerate(ctas):
-            t, smem = run_cta(spec, p, gpu, grid, block, bidx, w, sampler, (A, B, C), bases,
+            t, smem = run_cta(spec, p, gpu, grid, block, bidx, w, sampler, arrays, bases,
                               (M, N, K, alpha, beta), n_done, sanitizer)
             traces.append(t)
             if progress:
@@ -302,6 +331,8 @@ def simulate(kernel: str | KernelSpec, M: int, N: int | None = None, K: int | No
     else:
         ptx, reg_src = ptxas_info(spec.name, p)
     regs = ptx.get("registers") if ptx else None
+    if regs is not None:         # a launch takes at least the preset's minimum (16 on the H200)
+        regs = max(int(regs), gpu.min_regs_per_thread)
     occ = occupancy(gpu, threads, regs, smem, spec.name)
     n_ctas = grid[0] * grid[1] * grid[2]
     metrics, per_op = count_metrics(trace)
@@ -330,8 +361,7 @@ def simulate(kernel: str | KernelSpec, M: int, N: int | None = None, K: int | No
                      "make one): "
                      "the register limit on occupancy is left out")
     if not sampled:
-        ref = reference(spec, A, B, C0, M, N, K, alpha, beta)
-        err = float(np.linalg.norm(C.reshape(M, N) - ref) / np.linalg.norm(ref))
+        err = rel_error(spec, arrays, spec.expected(initial, M, N, K, alpha, beta))
     return SimResult(spec.name, gpu.name, M, N, K, p, grid, block, mode, metrics, per_op, occ, reg_src,
                      len(ctas), time.perf_counter() - t0, bases, err, trace if keep_trace else None, notes,
                      frontend, warned, gpu)

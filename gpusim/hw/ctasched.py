@@ -49,13 +49,13 @@ def record(cp, kernel: str, size: int, cubin: Path) -> dict:
     n = grid[0] * grid[1] * grid[2]
     if n > 65536:
         raise RuntimeError(f"{kernel} {size}: {n} CTAs exceed the stamp buffer")
-    prob = gpu.Problem(cp, size, size, size, seed=0, ab_only=not twins.uses_alpha_beta(kernel))
-    prob.reset_c()
+    prob = gpu.problem(cp, twins.spec(kernel), size, size, size, seed=0)
+    prob.reset()
     launch = gpu.launcher(fn, grid, block, prob)
     launch()
     cp.cuda.runtime.deviceSynchronize()
     buf.fill(0)
-    prob.reset_c()
+    prob.reset()
     launch()
     cp.cuda.runtime.deviceSynchronize()
     s = buf[: 3 * n].get().reshape(n, 3).astype(np.int64)

@@ -53,6 +53,16 @@ BASE_METRICS = [
     "l1tex__t_sector_hit_rate.pct",
     "l1tex__m_xbar2l1tex_read_bytes.sum",
     "l1tex__m_l1tex2xbar_write_bytes.sum",
+    # global reductions and atomics (RED / ATOM: the second ladder's atomicAdd)
+    "l1tex__t_requests_pipe_lsu_mem_global_op_red.sum",
+    "l1tex__t_sectors_pipe_lsu_mem_global_op_red.sum",
+    "l1tex__t_requests_pipe_lsu_mem_global_op_atom.sum",
+    "l1tex__t_sectors_pipe_lsu_mem_global_op_atom.sum",
+    "smsp__sass_inst_executed_op_global_red.sum",
+    "smsp__sass_inst_executed_op_global_atom.sum",
+    "smsp__sass_inst_executed_op_shared_atom.sum",
+    "lts__t_requests_srcunit_tex_op_red.sum",
+    "lts__t_sectors_srcunit_tex_op_red.sum",
     # shared memory
     "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
     "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum",

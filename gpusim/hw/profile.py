@@ -68,8 +68,8 @@ def main(argv=None) -> int:
             name, p = job["kernel"], job["params"]
             grid, block, _ = twins.geometry(name, p, M, N, K)
             fn = cp.RawModule(path=job["cubin"]).get_function(name)
-            prob = gpu.Problem(cp, M, N, K, seed=0, ab_only=not twins.uses_alpha_beta(name))
-            prob.reset_c()
+            prob = gpu.problem(cp, twins.spec(name), M, N, K, seed=0)
+            prob.reset()
             warm_then_profile(cp, gpu.launcher(fn, grid, block, prob), start, stop)
             manifest.append({"label": job["label"], "n": 1})
             del prob

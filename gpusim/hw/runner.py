@@ -75,19 +75,23 @@ def measure_twin(cp, name, params, M, N, K, cubin, target_s=1.0, seed=0) -> dict
     from gpusim.hw import gpu
     grid, block, geo_src = twins.geometry(name, params, M, N, K)
     fn = cp.RawModule(path=str(cubin)).get_function(name)
-    prob = gpu.Problem(cp, M, N, K, seed=seed, ab_only=not twins.uses_alpha_beta(name))
-    prob.reset_c()
+    spec = twins.spec(name)
+    prob = gpu.problem(cp, spec, M, N, K, seed=seed)
+    prob.reset()
     launch = gpu.launcher(fn, grid, block, prob)
     launch()
     cp.cuda.runtime.deviceSynchronize()
     check = prob.check()
-    prob.reset_c()
+    prob.reset()
     with ClockSampler() as clk:
         timing = gpu.time_launches(cp, launch, target_s=target_s)
-    flops = 2.0 * M * N * K
+    flops = spec.flop_count(M, N, K)
     out = {"grid": list(grid), "block": list(block), "launch_from": geo_src, "check": check,
            "clocks": clk.summary(), **timing}
     out["gflops"] = float(f"{flops / (out['time_ms_median'] * 1e6):.5g}")
+    # the bandwidth a launch reaches if it moves each array once (spec.min_bytes), for memory-bound kernels
+    out["min_bytes"] = spec.min_bytes(M, N, K)
+    out["gbps_min_bytes"] = float(f"{out['min_bytes'] / (out['time_ms_median'] * 1e6):.5g}")
     del prob
     cp.get_default_memory_pool().free_all_blocks()
     return out

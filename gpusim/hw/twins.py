@@ -21,9 +21,12 @@ def build_module():
     return _compile
 
 
-def _spec(name: str):
+def spec(name: str):
     from gpusim.kernel.spec import get_kernel
     return get_kernel(name)
+
+
+_spec = spec
 
 
 def twin_names() -> list[str]:

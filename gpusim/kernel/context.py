@@ -53,6 +53,10 @@ def _src(x):
     return x.src if isinstance(x, Val) else NO_SRC
 
 
+def _f32(x):
+    return np.asarray(_lanes(x), np.float32)
+
+
 class Sampler:
     """Decides which iterations of a periodic loop run, and with what weight.
 
@@ -240,6 +244,93 @@ class Ctx:
     def fadd(self, a, b) -> Val:
         return self._fp("FADD", _lanes(a) + _lanes(b), (a, b))
 
+    def fsub(self, a, b) -> Val:
+        # a - b: SASS has no FSUB, it is an FADD with the second operand negated
+        return self._fp("FADD", _lanes(a) - _lanes(b), (a, b))
+
+    def fmax(self, a, b) -> Val:
+        # fmaxf: FMNMX with the !PT selector; a NaN operand yields the other one, as np.fmax does
+        return self._fp("FMNMX", np.fmax(_f32(a), _f32(b)), (a, b))
+
+    def exp2(self, x) -> Val:
+        # ex2.approx.ftz: one MUFU.EX2 (the XU unit's 2^x, about 2 ulp; modelled exactly rounded)
+        with np.errstate(over="ignore", under="ignore"):
+            return self._fp("MUFU.EX2", np.exp2(_f32(x)), (x,))
+
+    def rcp(self, x) -> Val:
+        # an approximate reciprocal, one MUFU.RCP (what __fdividef and rcp.approx start from)
+        with np.errstate(divide="ignore"):
+            return self._fp("MUFU.RCP", np.float32(1) / _f32(x), (x,))
+
+    LOG2E = float(np.float32(1.4426950408889634))       # the constant ptxas multiplies by
+
+    def expf(self, x) -> Val:
+        """__expf(x) as ptxas compiles it for sm_90 (ex2.approx without ftz):
+        FMUL t = x*log2(e); FSETP.GEU t >= -126; @!P FMUL t *= 0.5; MUFU.EX2; @!P FMUL r = r*r.
+        The two fix-ups keep a denormal result: they are predicated, so every warp running the
+        expf issues them, with only the lanes whose t < -126 on. The value is float32(exp(x))."""
+        xv = _f32(x)
+        t = self._fp("FMUL", xv * np.float32(self.LOG2E), (x,))
+        p = self._emit("FSETP.GEU.AND", (t.src,))
+        small = np.asarray(t.v < -126, bool)
+        with self.where(small, predicate=True):
+            half = self._emit("FMUL", (t.src, p))
+        with np.errstate(over="ignore", under="ignore"):
+            e = self._fp("MUFU.EX2", np.exp(xv.astype(np.float64)), (Val(t.v, half),))
+        with self.where(small, predicate=True):
+            sq = self._emit("FMUL", (e.src, p))
+        return Val(e.v, sq)
+
+    # ---- warp shuffles ----
+    # __shfl_*_sync(0xffffffff, v, ...): a thread reads v from another lane of its own warp (32
+    # consecutive threads of the CTA). A source lane outside the warp (or past the CTA's last thread)
+    # gives the reader its own value, as the hardware does with the clamp of 0x1f. Lanes that are off
+    # keep their old value (the register is not written).
+    def _shfl(self, name: str, v, src_lane) -> Val:
+        lanes = np.broadcast_to(np.asarray(_lanes(v), np.float32), (self.nthreads,))
+        lane = self.tid % 32
+        src_lane = np.broadcast_to(np.asarray(src_lane, np.int64), (self.nthreads,))
+        src = self.tid - lane + src_lane
+        ok = (src_lane >= 0) & (src_lane < 32) & (src < self.nthreads)
+        out = np.where(ok, lanes[np.where(ok, src, 0)], lanes)
+        out = np.where(self._mask, out, lanes).astype(np.float32)
+        return Val(out, self._emit(name, (_src(v),)))
+
+    def shfl_down(self, v, delta: int) -> Val:
+        """__shfl_down_sync(0xffffffff, v, delta): lane l gets lane l+delta's v (its own past lane 31)."""
+        return self._shfl("SHFL.DOWN", v, self.tid % 32 + int(delta))
+
+    def shfl_xor(self, v, lanemask: int) -> Val:
+        """__shfl_xor_sync(0xffffffff, v, lanemask): lane l gets lane l^lanemask's v (a butterfly)."""
+        return self._shfl("SHFL.BFLY", v, (self.tid % 32) ^ int(lanemask))
+
+    def shfl_idx(self, v, lane) -> Val:
+        """__shfl_sync(0xffffffff, v, lane): every lane gets v of `lane` (mod 32) of its warp."""
+        return self._shfl("SHFL.IDX", v, np.asarray(lane, np.int64) % 32)
+
+    # ---- atomics ----
+    ATOMIC_ADD = "REDG.E.ADD.F32.FTZ.RN.STRONG.GPU"     # atomicAdd whose result is unused, sm_90
+
+    def atomic_add(self, arr: GlobalArray, idx, val):
+        """atomicAdd(arr + idx, val) with its result unused: ptxas emits a reduction (REDG), no
+        return value, so nothing to wait for. Applied lane by lane in lane order (the hardware's
+        order among lanes hitting one address is unspecified; the sum differs only by rounding),
+        each addition rounded to float32. The address is recorded as a store's is."""
+        if not isinstance(arr, GlobalArray):
+            raise UnsupportedOperation(f"{self.kernel}: atomic_add takes a global array (shared-memory "
+                                       f"atomics, ATOMS, are not modelled), got {arr.name!r}")
+        idx = np.broadcast_to(np.asarray(idx, np.int64), (self.nthreads,))
+        el, act = self._check_index(arr, idx, 1, arr.data.shape[0])   # bounds as for a store
+        if self.san is not None and hasattr(self.san, "global_atomic"):
+            # atomics to one element from many threads are not a race: the sanitizer only notes
+            # the element as written (a hook of its own; global_store would call it a race)
+            self.san.global_atomic(self, arr, el, act)
+        addr = np.where(act, arr.base_addr + 4 * el, -1)
+        self._emit(self.ATOMIC_ADD, (_src(val),), addr)
+        vals = np.broadcast_to(np.asarray(_lanes(val), np.float32), (self.nthreads,))
+        for t in np.flatnonzero(act):
+            arr.data[el[t]] = np.float32(arr.data[el[t]] + vals[t])
+
     def _fp(self, name, value, args, old=None) -> Val:
         value = np.asarray(value, np.float32)
         if value.ndim == 0:
@@ -308,7 +399,8 @@ class Ctx:
 
     # ---- records ----
     def _emit(self, name: str, srcs: tuple, addr=None) -> int:
-        self.r_op.append(TABLE.id(name))
+        # an atomic opcode is taken only with its addresses (k.atomic_add); k.op cannot issue one
+        self.r_op.append(TABLE.id(name, atomic_ok=addr is not None))
         self.r_src.append(srcs)
         self.r_mask.append(self._mask)
         self.r_exec.append(self._exec)

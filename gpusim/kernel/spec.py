@@ -14,6 +14,52 @@ from gpusim.errors import KernelConfigError, KernelImportError, UnknownKernel
 
 LADDER = ("naive", "coalesced", "smemtile", "regtile1d", "regtile2d", "vectorized",
           "tiled32", "regblock")
+# the second ladder: memory-bound, shuffle, atomic and reduction kernels (M x N problems; K unused)
+LADDER2 = ("copy4", "saxpy", "transpose_naive", "transpose_smem", "transpose_pad", "reduce_smem",
+           "reduce_shfl", "reduce_atomic", "softmax", "stencil5", "sgemv")
+LADDERS = {"sgemm": LADDER, "memory": LADDER2}
+
+ARG_KINDS = ("i32", "f32", "ptr")
+ARG_ROLES = ("in", "out", "inout")
+
+
+@dataclass(frozen=True)
+class Arg:
+    """One argument of a kernel, in the order of the CUDA twin's parameter list.
+
+    i32 arguments are named M, N or K and take the problem's size; f32 ones are named alpha or
+    beta and take the run's scalars; ptr arguments are float32 arrays of elems(M, N, K) elements,
+    read only ("in"), written only ("out") or both ("inout")."""
+    name: str
+    kind: str
+    elems: Callable | None = None
+    role: str = "in"
+
+    def __post_init__(self):
+        if self.kind not in ARG_KINDS:
+            raise KernelConfigError(f"argument {self.name}: kind must be one of {ARG_KINDS}, got {self.kind!r}")
+        if self.kind == "ptr" and (self.elems is None or self.role not in ARG_ROLES):
+            raise KernelConfigError(f"argument {self.name}: a ptr needs elems(M, N, K) and a role in {ARG_ROLES}")
+        if self.kind == "i32" and self.name not in ("M", "N", "K"):
+            raise KernelConfigError(f"argument {self.name}: an i32 argument is named M, N or K")
+        if self.kind == "f32" and self.name not in ("alpha", "beta"):
+            raise KernelConfigError(f"argument {self.name}: an f32 argument is named alpha or beta")
+
+
+def gemm_args(uses_alpha_beta: bool = True) -> tuple:
+    """The SGEMM signature every kernel of the first ladder takes: (M, N, K, alpha, A, B, beta, C)."""
+    return (Arg("M", "i32"), Arg("N", "i32"), Arg("K", "i32"), Arg("alpha", "f32"),
+            Arg("A", "ptr", lambda M, N, K: M * K), Arg("B", "ptr", lambda M, N, K: K * N),
+            Arg("beta", "f32"), Arg("C", "ptr", lambda M, N, K: M * N, "inout" if uses_alpha_beta else "out"))
+
+
+def gemm_reference(inputs: dict, M: int, N: int, K: int, alpha: float, beta: float,
+                   uses_alpha_beta: bool = True) -> dict:
+    """alpha * A @ B + beta * C (or A @ B, seed 000's kernels), in float64."""
+    AB = inputs["A"].reshape(M, K).astype(np.float64) @ inputs["B"].reshape(K, N).astype(np.float64)
+    if not uses_alpha_beta:
+        return {"C": AB.reshape(-1)}
+    return {"C": (np.float64(alpha) * AB + np.float64(beta) * inputs["C"].reshape(M, N)).reshape(-1)}
 
 
 @dataclass(frozen=True)
@@ -28,6 +74,45 @@ class KernelSpec:
     summary: str = ""
     source: str = ""                  # the CUDA twin under kernels_cuda/
     notes: tuple = field(default_factory=tuple)
+    # the arguments in the twin's order (None: the SGEMM signature, gemm_args)
+    args: tuple | None = None
+    # reference(inputs, M, N, K, alpha, beta) -> {output name: float64 values}: what the kernel must
+    # compute from its arrays' initial contents (None: the SGEMM's, gemm_reference)
+    reference: Callable | None = None
+    # relative error (Frobenius, per output) a correct run stays under; None: the default (1e-5)
+    tolerance: float | None = None
+    flops: Callable | None = None     # flops(M, N, K); None: 2*M*N*K
+    computes: str = ""                # what it computes, one formula ("B = A^T"); "" for an SGEMM's
+
+    @property
+    def arguments(self) -> tuple:
+        return self.args if self.args is not None else gemm_args(self.uses_alpha_beta)
+
+    @property
+    def is_gemm(self) -> bool:
+        return self.args is None
+
+    def arrays(self, M: int, N: int, K: int) -> list:
+        """[(name, elements, role)] of the pointer arguments, in order."""
+        return [(a.name, int(a.elems(M, N, K)), a.role) for a in self.arguments if a.kind == "ptr"]
+
+    def expected(self, inputs: dict, M: int, N: int, K: int, alpha: float, beta: float) -> dict:
+        """What the kernel must leave in its output arrays, float64, flat."""
+        if self.reference is None:
+            return gemm_reference(inputs, M, N, K, alpha, beta, self.uses_alpha_beta)
+        return {k: np.asarray(v, np.float64).reshape(-1)
+                for k, v in self.reference(inputs, M, N, K, alpha, beta).items()}
+
+    def flop_count(self, M: int, N: int, K: int) -> float:
+        return float(self.flops(M, N, K)) if self.flops is not None else 2.0 * M * N * K
+
+    def min_bytes(self, M: int, N: int, K: int) -> int:
+        """The DRAM bytes a launch moves at least: every input read once, every output written once."""
+        return sum(4 * n * (2 if role == "inout" else 1) for _, n, role in self.arrays(M, N, K))
+
+    def ladder(self) -> str:
+        """"sgemm" or "memory": the ladder it is a rung of, or the one its signature belongs to."""
+        return next((k for k, v in LADDERS.items() if self.name in v), "sgemm" if self.is_gemm else "")
 
     def resolve(self, overrides: dict | None) -> dict:
         p = dict(self.params)
@@ -95,5 +180,6 @@ def list_kernels() -> list[str]:
             spec = getattr(mod, "SPEC", None)
             if isinstance(spec, KernelSpec):
                 _CACHE[n] = spec
-    ordered = [n for n in LADDER if n in _CACHE]
-    return ordered + sorted(n for n in _CACHE if n not in LADDER)
+    ladders = LADDER + LADDER2
+    ordered = [n for n in ladders if n in _CACHE]
+    return ordered + sorted(n for n in _CACHE if n not in ladders)

@@ -198,12 +198,11 @@ def _global_load_rows(trace):
 
 
 def _array_of(first_addr: np.ndarray, bases: dict, sizes: dict) -> np.ndarray:
-    """0/1/2 for A/B/C (-1 unknown) from each row's first active byte address."""
+    """The index of each row's array in `bases`' order (A/B/C: 0/1/2; -1 unknown) from its first active
+    byte address."""
     out = np.full(first_addr.shape, -1, np.int8)
-    for i, nm in enumerate("ABC"):
-        if nm in bases:
-            b = bases[nm]
-            out[(first_addr >= b) & (first_addr < b + sizes[nm])] = i
+    for i, (nm, b) in enumerate(bases.items()):
+        out[(first_addr >= b) & (first_addr < b + sizes[nm])] = i
     return out
 
 
@@ -567,10 +566,14 @@ def hit_rates(result, *, schedule: str = "fluid", sample: int | None = None, l2_
     sectors = int((w * sect).sum())
     hits = int((w * hit).sum())
     l2_reads = sectors - hits
+    from gpusim.kernel.spec import get_kernel
+    if not get_kernel(result.kernel).is_gemm:       # no K loop to build a tile stream of: compulsory misses
+        return _stream_rates(result, gidx, w, sect - hit, sectors, hits, l1cap, arch)
     l2 = l2_simulate(result, schedule=schedule, sample=sample, l2_bytes=l2_bytes, arch=arch,
                      slot_finish=slot_finish, pending_ns=pending_ns, unit_ns=unit_ns)
     dram_sectors = 4 * sum(l2["line_misses"])
     return {
+        "gpusim__dram_writeback_fraction_by_array": _writebacks(result),
         "l1tex__t_sector_pipe_lsu_mem_global_op_ld_hit_rate.pct": 100.0 * hits / sectors if sectors else 0.0,
         "lts__t_sectors_srcunit_tex_op_read.sum": l2_reads,
         "l1tex__m_xbar2l1tex_read_bytes.sum": SECTOR * l2_reads,
@@ -586,9 +589,74 @@ def hit_rates(result, *, schedule: str = "fluid", sample: int | None = None, l2_
     }
 
 
+def _writebacks(result) -> dict:
+    """{array: share of its stored sectors the L2 writes back to DRAM} (gpusim.memory.stream)."""
+    from gpusim.estimate.simulate import array_bytes
+    from gpusim.memory.stream import writeback_fractions
+    return writeback_fractions(result.trace, result.bases,
+                               array_bytes(result.kernel, result.M, result.N, result.K))
+
+
+def _stream_reach(result, arch) -> float:
+    """gpusim.memory.stream's reach for this launch: the L2 over the CTAs resident on the chip at once."""
+    from gpusim.memory.stream import reach_sectors
+    G = int(np.prod(result.grid))
+    return reach_sectors(arch.l2_bytes, min(G, arch.sm_count * max(1, result.occupancy.blocks_per_sm)))
+
+
+def _stream_rates(result, gidx, w, l2_row_reads, sectors, hits, l1cap, arch) -> dict:
+    """hit_rates' figures for a kernel that is not an SGEMM (gpusim.memory.stream)."""
+    from gpusim.estimate.simulate import array_bytes
+    from gpusim.memory.stream import compulsory_l2
+    sizes = array_bytes(result.kernel, result.M, result.N, result.K)
+    per = compulsory_l2(result.trace, gidx, w, l2_row_reads, result.bases, sizes, _stream_reach(result, arch))
+    l2_reads = sectors - hits
+    dram = sum(v["dram_sectors"] for v in per.values())
+    return {
+        "gpusim__dram_writeback_fraction_by_array": _writebacks(result),
+        "l1tex__t_sector_pipe_lsu_mem_global_op_ld_hit_rate.pct": 100.0 * hits / sectors if sectors else 0.0,
+        "lts__t_sectors_srcunit_tex_op_read.sum": l2_reads,
+        "l1tex__m_xbar2l1tex_read_bytes.sum": SECTOR * l2_reads,
+        "lts__t_sector_op_read_hit_rate.pct": 100.0 * max(0.0, 1 - dram / l2_reads) if l2_reads else 0.0,
+        "dram__bytes_read.sum": SECTOR * dram,
+        "gpusim__l2_miss_fraction_by_array": {nm: v["miss_fraction"] for nm, v in per.items()},
+        "gpusim__l2_pending_fraction_by_array": {nm: 0.0 for nm in per},
+        "gpusim__l2_pending_hit_lines": 0,
+        "gpusim__l1_capacity_bytes": l1cap,
+        "gpusim__l2_capacity_bytes": l2_capacity_bytes(arch),
+        "gpusim__l2_set_sample": 1,
+        "gpusim__l2_schedule": "compulsory misses (gpusim.memory.stream)",
+    }
+
+
+def _mark_writebacks(trace, level, fraction: dict, bases: dict | None, sizes: dict | None):
+    """Set LEVEL_DRAM on the share `fraction[array]` of each array's global store rows (error diffusion
+    in program order)."""
+    from gpusim.memory.stream import _array_index, _store_rows
+    if bases is None:
+        raise GpusimError("writeback_fraction needs the arrays' bases")
+    if sizes is None:
+        nb_ = sorted(bases.items(), key=lambda kv: kv[1])
+        sizes = {nm: (nb_[j + 1][1] - b if j + 1 < len(nb_) else 1 << 40) for j, (nm, b) in enumerate(nb_)}
+    sidx = _store_rows(trace)
+    if sidx.size == 0:
+        return
+    sidx = sidx[np.lexsort((trace.rows["warp"][sidx], trace.rows["cta"][sidx], trace.rows["seq"][sidx]))]
+    key = _array_index(_first_active(trace.addr[trace.rows["mem"][sidx]]), bases, sizes)
+    names = list(bases)
+    acc = np.zeros(len(names) + 1)
+    for j, k in zip(sidx, key):
+        f = fraction.get(names[k], 0.0) if k >= 0 else 0.0
+        acc[k] += f
+        if acc[k] >= 1.0 - 1e-12:
+            acc[k] -= 1.0
+            level[j] = LEVEL_DRAM
+
+
 def global_levels(trace, arch: GPU | str = "h200", *, blocks_per_sm: int | None = None,
                   smem_per_block: int = 0, l2_miss_fraction=0.0, bases: dict | None = None,
-                  sizes: dict | None = None, dram_rows: str = "spread", l2_pending_fraction=0.0) -> np.ndarray:
+                  sizes: dict | None = None, dram_rows: str = "spread", l2_pending_fraction=0.0,
+                  writeback_fraction=None, reach: float = np.inf) -> np.ndarray:
     """Where each trace row's global load is served from (LEVEL_L1 / LEVEL_L2 / LEVEL_DRAM /
     LEVEL_L2_PENDING).
 
@@ -602,19 +670,26 @@ def global_levels(trace, arch: GPU | str = "h200", *, blocks_per_sm: int | None 
     l2_pending_fraction (the same forms): of the L1-missed rows, the share whose L2 hit is pending
     (l2_simulate: its line's fill by another CTA's miss still on its way), spread like the DRAM rows
     over the rows that do not go to DRAM: LEVEL_L2_PENDING.
+    writeback_fraction ({array: share}, needs `bases`): the share of each array's global stores the L2
+    writes back to DRAM, marked LEVEL_DRAM row by row, evenly spread (the engine charges their bytes to
+    the DRAM bandwidth; gpusim.memory.stream.writeback_fractions).
     dram_rows="grouped" (a diagnosis): the DRAM share is spread over groups instead of rows, a group
     being one load instruction of one CTA (its rows in every warp, per array), so the warps of a CTA
     load a tile chunk from one level together (the lines of a chunk are fetched together in the
-    chip-wide stream); "spread" (default) spreads it row by row, so warps of one CTA differ.
+    chip-wide stream); "spread" (default) spreads it row by row, so warps of one CTA differ;
+    "first_touch" (the second ladder's compulsory-miss model, gpusim.memory.stream) puts it on the rows
+    that touch their sectors first in their CTA.
     """
-    if dram_rows not in ("spread", "grouped"):
-        raise GpusimError(f"dram_rows must be 'spread' or 'grouped', got {dram_rows!r}")
+    if dram_rows not in ("spread", "grouped", "first_touch"):
+        raise GpusimError(f"dram_rows must be 'spread', 'grouped' or 'first_touch', got {dram_rows!r}")
     arch = get_arch(arch)
     rows = trace.rows
     n_ctas = len(np.unique(rows["cta"])) if len(rows) else 0
     bps = blocks_per_sm or max(1, n_ctas)
     cap = l1_capacity_bytes(arch, bps, smem_per_block)
     level = np.full(len(rows), LEVEL_L1, np.int8)
+    if writeback_fraction:
+        _mark_writebacks(trace, level, writeback_fraction, bases, sizes)
     gidx, nb = _global_load_rows(trace)
     if gidx.size == 0:
         return level
@@ -636,15 +711,24 @@ def global_levels(trace, arch: GPU | str = "h200", *, blocks_per_sm: int | None 
 
     def per_row(f):
         if isinstance(f, dict):
-            return np.array([f.get(nm, 0.0) for nm in "ABC"] + [0.0])[arr_key]
+            return np.array([f.get(nm, 0.0) for nm in bases] + [0.0])[arr_key]
         return np.full(len(g), float(f))
     frac = per_row(l2_miss_fraction)
+    if dram_rows == "first_touch":
+        # compulsory misses fall on the rows that touch their sectors first (a softmax's first pass over
+        # its row, not its second): the array's DRAM share is put on its first-touch rows alone
+        from gpusim.memory.stream import first_touch_sectors
+        ft = first_touch_sectors(trace, g, np.ones(len(g)), reach) > 0
+        for k in np.unique(arr_key[missed]):
+            on = missed & (arr_key == k)
+            n_ft = int((on & ft).sum())
+            frac[on] = np.where(ft[on], min(1.0, frac[on][0] * on.sum() / n_ft), 0.0) if n_ft else 0.0
     # pending among the rows that do not go to DRAM, so that the array's share of all misses is p
     pend = np.minimum(1.0, per_row(l2_pending_fraction) / np.maximum(1.0 - frac, 1e-12))
-    accs, accp = np.zeros(4), np.zeros(4)
+    accs, accp = np.zeros(len(bases or ()) + 1), np.zeros(len(bases or ()) + 1)
     jm = np.flatnonzero(missed)
     if dram_rows == "grouped":       # one unit = the missed rows of one (sequence number, CTA, array)
-        key = (rows["seq"][g[jm]].astype(np.int64) * (1 << 20) + rows["cta"][g[jm]]) * 4 + arr_key[jm]
+        key = (rows["seq"][g[jm]].astype(np.int64) * (1 << 20) + rows["cta"][g[jm]]) * 64 + arr_key[jm]
         first = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
         units = np.split(jm, first[1:])
     else:

@@ -148,6 +148,26 @@ def _rank_agreement(sim: dict, rec: dict) -> tuple[bool | None, float | None]:
     return (disc == 0, (conc - disc) / n) if n else (None, None)
 
 
+def ladder_of(label: str) -> str:
+    """The ladder a compare row's kernel (or variant label) belongs to: "sgemm", "memory" or "other"."""
+    from gpusim.kernel.spec import LADDERS
+    base = label.split("[")[0].split("_v")[0]
+    for name, members in LADDERS.items():
+        if label in members or base in members:
+            return name
+    try:
+        from gpusim.kernel.spec import get_kernel
+        return get_kernel(base).ladder() or "other"
+    except Exception:   # noqa: BLE001 - a variant label that names no kernel: not in a ladder
+        return "other"
+
+
+def _error_stats(err: dict) -> dict:
+    return {"points": len(err), "mape_pct": sum(abs(e) for e in err.values()) / len(err),
+            "max_abs_error_pct": max(abs(e) for e in err.values()),
+            "worst": "%s@%d" % max(err, key=lambda k: abs(err[k]))}
+
+
 def timing_summary(rows: list[dict]) -> dict:
     """From compare rows (dicts with kernel, size, metric, simulated, recorded): MAPE and max
     |error| of time_ms over every point, rank agreement per size, top-stall agreement per size."""
@@ -164,9 +184,13 @@ def timing_summary(rows: list[dict]) -> dict:
     if not times:
         return {}
     err = {k: 100.0 * (s / h - 1.0) for k, (s, h) in times.items()}
-    out = {"points": len(err), "mape_pct": sum(abs(e) for e in err.values()) / len(err),
-           "max_abs_error_pct": max(abs(e) for e in err.values()),
-           "worst": "%s@%d" % max(err, key=lambda k: abs(err[k])), "sizes": {}}
+    out = _error_stats(err)
+    out["sizes"] = {}
+    ladders = {}
+    for k in err:
+        ladders.setdefault(ladder_of(k[0]), {})[k] = err[k]
+    if len(ladders) > 1:        # one line per ladder: the SGEMM ladder's and the memory ladder's apart
+        out["ladders"] = {lad: _error_stats(e) for lad, e in sorted(ladders.items())}
     for size in sorted({k[1] for k in times}):
         sim = {k: v[0] for (k, s), v in times.items() if s == size}
         rec = {k: v[1] for (k, s), v in times.items() if s == size}

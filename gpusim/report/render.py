@@ -176,8 +176,9 @@ def print_prediction(p, r=None):
     from gpusim.timing import LSU_METRIC_NAMES, not_issued_metric
     from gpusim.timing.states import STATES, stall_metric
     m = p.metrics
+    rate = f"{p.gflops:,.0f} GFLOP/s" if p.gflops > 0 else f"{p.gbps:,.0f} GB/s moving each array once"
     console.print(f"[bold]predicted time {p.time_ms:.4f} ms[/bold]  ({p.cycles:,.0f} cycles = sm__cycles_elapsed.avg, "
-                  f"{p.gflops:,.0f} GFLOP/s)")
+                  f"{rate})")
     rec = h200_record(r) if r is not None else None
     if rec is not None:
         console.print(f"H200 recorded: {rec['time_ms_median']:.4f} ms (median; traces/hw/h200/{rec.path}): the "
@@ -354,6 +355,9 @@ def print_timing_summary(s):
                  f"ranks {'same' if v['rank_same'] else 'differ'} (Kendall tau {v['kendall_tau']:.2f})")
         parts.append(f"{size}: {ranks}, top stall agrees {v['top_stall_agree']}/{v['top_stall_of']}")
     console.print("[bold]summary[/bold] " + "; ".join(parts))
+    for lad, v in s.get("ladders", {}).items():
+        console.print(f"[bold]summary[/bold] {lad} ladder: time MAPE {v['mape_pct']:.1f} %, max |error| "
+                      f"{v['max_abs_error_pct']:.1f} % ({v['worst']}) over {v['points']} points")
 
 
 def print_arch_overrides(r):
@@ -427,12 +431,13 @@ def print_sweep(rows, how: str, wall_s: float | None = None):
 def print_kernel_list(specs):
     t = Table(title="kernels")
     t.add_column("name")
+    t.add_column("ladder")
     t.add_column("parameters (defaults)")
     t.add_column("computes")
     t.add_column("what")
     for s in specs:
-        t.add_row(s.name, ", ".join(f"{k}={v}" for k, v in s.params.items()),
-                  "alpha*A*B+beta*C" if s.uses_alpha_beta else "A*B", s.summary)
+        t.add_row(s.name, s.ladder() or "-", ", ".join(f"{k}={v}" for k, v in s.params.items()),
+                  s.computes or ("alpha*A*B+beta*C" if s.uses_alpha_beta else "A*B"), s.summary)
     console.print(t)
 
 

@@ -24,7 +24,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from gpusim.errors import GpusimError, KernelIndexError, UnsupportedOperation
-from gpusim.kernel.opcodes import TABLE
+from gpusim.kernel.opcodes import ATOMIC, TABLE
+from gpusim.memory.counters import cost_atomic_rows
 from gpusim.sass import semantics
 from gpusim.sass.listing import Instr, back_edges
 
@@ -107,6 +108,7 @@ class State:
         self.memory = memory
         self.local = None                # per-lane local memory (spills, stack arrays), made on first use
         self.dry = False                 # a trial run: no memory is written, loads read zeros
+        self.cmp_log = None              # a trial run's list of integer compares' signs (ISETP), else None
 
     def const32(self, off: int):
         v = self.const.get(off)
@@ -172,6 +174,41 @@ class State:
                 for j in range(nbytes // 4):
                     self.shared[a // 4 + j] = v[j]
 
+    def atomic(self, space, addr, nbytes, vals, on, ins, fn):
+        """Read-modify-write for the lanes `on`, one lane after another in CTA thread order (CUDA leaves
+        the order open; lane order is gpusim's choice): fn(old (words, k), vals (n, k)) -> new (words, k)
+        for k lanes at distinct addresses. Returns every lane's old value (words, lanes); a trial run
+        (dry) or a buffer without values reads zeros and writes nothing."""
+        words = nbytes // 4
+        out = np.zeros((words, self.lanes), np.uint32)
+        lanes = np.flatnonzero(on)
+        a = addr[lanes]
+        if space == "global":
+            self.memory._locate(a, nbytes, ins, "atomic")
+        else:
+            self._check_shared(a, nbytes, ins, "atomic")
+        if self.dry or lanes.size == 0:
+            return out
+        # rank of each lane among the lanes at its address: round r applies every lane of rank r at once
+        order = np.argsort(a, kind="stable")
+        sa = a[order]
+        start = np.r_[True, sa[1:] != sa[:-1]]
+        rank = np.empty(len(a), np.int64)
+        rank[order] = np.arange(len(a)) - np.flatnonzero(start)[np.cumsum(start) - 1]
+        for r in range(int(rank.max()) + 1):
+            sel = rank == r
+            li, ar = lanes[sel], a[sel]
+            if space == "global":
+                old = self.memory.load(ar, nbytes, ins)
+                self.memory.store(ar, nbytes, fn(old, vals[:, li]), ins)
+            else:
+                old = np.stack([self.shared[ar // 4 + j] for j in range(words)])
+                new = fn(old, vals[:, li])
+                for j in range(words):
+                    self.shared[ar // 4 + j] = new[j]
+            out[:, li] = old
+        return out
+
     def _check_shared(self, a, nbytes, ins, what):
         bad = (a < SHARED_RESERVED) | (a + nbytes > self.shared_end) | (a % nbytes != 0)
         if bad.any():
@@ -203,7 +240,7 @@ class Program:
         h = self.handlers[idx]
         if h is None:
             h = self.handlers[idx] = semantics.build(self.instrs[idx])
-            self.op_ids[idx] = TABLE.id(self.instrs[idx].opcode)
+            self.op_ids[idx] = TABLE.id(self.instrs[idx].opcode, atomic_ok=True)   # it gives them addresses
         return h
 
 
@@ -212,7 +249,7 @@ def _wide_registers(instrs) -> set:
     out = set()
     for ins in instrs:
         for op in ins.operands:
-            if op.kind == "mem" and op.wide and op.n != 255:
+            if op.kind == "mem" and op.n != 255 and (op.wide or (ins.base in ATOMIC and "E" in ins.mods)):
                 out.add(("R", op.n))
         if "WIDE" in ins.mods or "64" in ins.mods and ins.base in ("LDC", "ULDC", "CS2R"):
             d = ins.operands[0]
@@ -230,6 +267,12 @@ class _Group:
     pc: int
     lanes: np.ndarray
     blocked: bool = False
+    calls: tuple = ()          # pcs of the CALLs it is inside (outermost first)
+
+    def order(self) -> tuple:
+        """Where it stands in the code for picking the next group: a group inside a subroutine stands
+        at its CALL (the subroutine sits after EXIT, it returns before the code after the CALL)."""
+        return self.calls + (self.pc,)
 
 
 @dataclass
@@ -262,6 +305,10 @@ class CtaRun:
             "SR_CTAID.Z": np.full(L, block_idx[2], u), "SR_LANEID": (tid % 32).astype(u),
             "SR_CgaCtaId": np.zeros(L, u),
         }
+        lane = tid % 32              # the lane masks of each thread's lane in its warp
+        specials.update({"SR_EQMASK": (1 << lane).astype(u), "SR_LTMASK": ((1 << lane) - 1).astype(u),
+                         "SR_LEMASK": ((2 << lane) - 1).astype(u), "SR_GTMASK": (~((2 << lane) - 1)).astype(u),
+                         "SR_GEMASK": (~((1 << lane) - 1)).astype(u)})
         const = {0x0: bx, 0x4: by, 0x8: bz, 0xC: grid[0], 0x10: grid[1], 0x14: grid[2],
                  0x28: 0xFFFC00, 0x208: 0, 0x20C: 0}
         const.update(params)
@@ -331,9 +378,9 @@ class CtaRun:
         while not ready:
             self._release_barrier()
             ready = list(self.groups)
-        g = min(ready, key=lambda x: x.pc)
+        g = min(ready, key=_Group.order)
         for o in ready:
-            if o is not g and o.pc == g.pc:
+            if o is not g and o.pc == g.pc and o.calls == g.calls:
                 g.lanes = g.lanes | o.lanes
                 self.groups.remove(o)
         return g
@@ -370,7 +417,15 @@ class CtaRun:
         kind = h.kind
         if kind == "bra":
             self._record(idx, lanes, on, None, None)
+            if h.reads:                   # a predicate operand: taken where it holds too
+                if any(r in self.taint for r in h.reads):
+                    self.data_pcs.add(ins.pc)
+                on = lanes & h.run(self.st, on)
             self._branch(g, ins, lanes, on)
+            return
+        if kind in ("call", "ret"):
+            self._record(idx, lanes, on, None, None)
+            self._call(g, ins, h, lanes, on)
             return
         if kind == "exit":
             self._record(idx, lanes, on, None, None)
@@ -396,7 +451,7 @@ class CtaRun:
             if h.space == "local":
                 data = self._local_taint(h, addr, on, ins)
                 addr = self._local_rows(addr, on, h.nbytes)
-        elif h.kind in ("load", "store"):
+        elif h.kind in ("load", "store", "atom"):       # an atomic's addresses are recorded as a store's
             addr = np.full(self.st.lanes, -1, np.int64)
         self._record(idx, lanes, on, addr, h)
         if h.writes:
@@ -431,6 +486,29 @@ class CtaRun:
                 + (lane % 32) * nbytes)
         return np.where(on, phys, -1)
 
+    def _call(self, g: _Group, ins: Instr, h, lanes, on):
+        """CALL.REL.NOINC: the lanes `on` jump to the subroutine; RET: each lane goes back to the offset
+        its return register holds (as MOV set it before the CALL); lanes the guard leaves off go on."""
+        rest = lanes & ~on
+        if ins.base == "CALL":
+            jumps = [(ins.operands[-1].n, on, g.calls + (ins.pc,))] if on.any() else []
+        else:
+            if not g.calls:
+                raise UnsupportedOperation(f"SASS /*{ins.pc:04x}*/ {ins.text}: RET outside a CALL")
+            if any(r in self.taint for r in h.reads):
+                self.data_pcs.add(ins.pc)
+            target = h.run(self.st, on)
+            jumps = []
+            for t in np.unique(target[on]):
+                if t % 16 or not 0 <= t < 16 * len(self.prog.instrs):
+                    raise GpusimError(f"SASS /*{ins.pc:04x}*/ {ins.text}: return to 0x{int(t):x}, not an instruction")
+                jumps.append((int(t), on & (target == t), g.calls[:-1]))
+        if rest.any():
+            g.lanes, g.pc = rest, g.pc + 16
+        else:
+            self.groups.remove(g)
+        self.groups += [_Group(pc, ln, calls=c) for pc, ln, c in jumps]
+
     def _release_barrier(self):
         for g in self.groups:
             g.blocked = False
@@ -448,7 +526,7 @@ class CtaRun:
             else:
                 g.lanes = lanes & ~on
                 g.pc += 16
-                self.groups.append(_Group(target, on))
+                self.groups.append(_Group(target, on, calls=g.calls))
         if back is None or self.st.dry:
             return
         loop = self.loops.get(back)
@@ -611,12 +689,26 @@ class CtaRun:
                 arr[r + 1] = (v >> np.uint64(32)).astype(np.uint32)
             return R, UR, P, UP
 
-        saved = (self.writer.copy(), set(self.taint), [(_g.pc, _g.lanes.copy(), _g.blocked) for _g in self.groups])
+        saved = (self.writer.copy(), set(self.taint),
+                 [(_g.pc, _g.lanes.copy(), _g.blocked, _g.calls) for _g in self.groups])
 
-        def ok(n: int) -> bool:       # does the iteration n periods after the last one take its path?
+        def trial(n: int):
             self.writer, self.taint = saved[0].copy(), set(saved[1])
             self.st.restore(state_after(prev, n))
-            return self._trial(header, bra_pc, want, 4 * (last[1] - last[0]) + 64)
+            self.st.cmp_log = []
+            try:
+                return self._trial(header, bra_pc, want, 4 * (last[1] - last[0]) + 64), self.st.cmp_log
+            finally:
+                self.st.cmp_log = None
+
+        ref = trial(0)[1]           # the last iteration's integer compares (the side of each lane's a - b)
+
+        def ok(n: int) -> bool:
+            """Does the iteration n periods after the last one take its path, every integer compare on the
+            same side of equality as in the last? An affine a - b that keeps its side never crosses zero
+            in between, so no compare (EQ / NE included) can have flipped there and back."""
+            good, log = trial(n)
+            return good and len(log) == len(ref) and all(np.array_equal(x, y) for x, y in zip(log, ref))
 
         lo, hi = 0, 1
         while hi * p < (1 << 30) and ok(hi):
@@ -628,7 +720,7 @@ class CtaRun:
             else:
                 hi = mid
         self.writer, self.taint = saved[0], saved[1]
-        self.groups[:] = [_Group(pc, lanes, bl) for pc, lanes, bl in saved[2]]
+        self.groups[:] = [_Group(pc, lanes, bl, c) for pc, lanes, bl, c in saved[2]]
         loop.done = True
         if lo == 0:
             self.st.restore(now)
@@ -707,4 +799,5 @@ class CtaRun:
         addr = full[slot[ii[is_mem]], ww[is_mem]]
         rows["mem"][is_mem] = np.arange(addr.shape[0])
         cost_rows(rows, addr)
+        cost_atomic_rows(rows, addr)          # sectors / wavefronts of atomics by their own rules
         return Trace(rows, addr, list(TABLE.ids))

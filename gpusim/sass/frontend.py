@@ -1,8 +1,9 @@
 """The SASS front-end as the estimate stage calls it: one CTA of a kernel's compiled twin.
 
-A kernel's twin takes the SGEMM arguments (int M, N, K; float alpha; const float *A, *B;
-float beta; float *C); they sit in constant bank 0 from 0x210 on, in the CUDA ABI's layout
-(4-byte ints and floats, 8-byte pointers on 8-byte boundaries).
+A kernel's twin takes the arguments its spec declares (`KernelSpec.arguments`: the SGEMM's int M,
+N, K; float alpha; const float *A, *B; float beta; float *C, or another list); they sit in constant
+bank 0 from 0x210 on, in the CUDA ABI's layout (4-byte ints and floats, 8-byte pointers on 8-byte
+boundaries).
 """
 from __future__ import annotations
 
@@ -19,9 +20,10 @@ SGEMM_ARGS = (("M", "i32"), ("N", "i32"), ("K", "i32"), ("alpha", "f32"), ("A", 
 
 
 def param_words(args, values: dict) -> dict:
-    """{constant-bank offset: 32-bit word} of the kernel arguments."""
+    """{constant-bank offset: 32-bit word} of the kernel arguments ((name, kind) pairs or `Arg`s)."""
     out, off = {}, PARAM_BASE
-    for name, kind in args:
+    for a in args:
+        name, kind = (a.name, a.kind) if hasattr(a, "kind") else a
         v = values[name]
         if kind == "ptr":
             off = -(-off // 8) * 8
@@ -56,11 +58,11 @@ def memory(arrays: dict, bases: dict) -> GlobalMemory:
 
 
 def run_cta(prog: Program, grid, block, bidx, weight, mem: GlobalMemory, problem, bases, cta_id: int,
-            sample_loops: bool, window: int | None = None, loop_trips: bool = False):
-    """Run one CTA; (its trace, the notes of its loop sampler[, (header, trips, trips recorded) per loop])."""
+            sample_loops: bool, window: int | None = None, loop_trips: bool = False, args=SGEMM_ARGS):
+    """Run one CTA; (its trace, the notes of its loop sampler[, (header, trips, trips recorded) per loop]).
+    args: the kernel's arguments in order (default the SGEMM's); problem: (M, N, K, alpha, beta)."""
     M, N, K, alpha, beta = problem
-    words = param_words(SGEMM_ARGS, {"M": M, "N": N, "K": K, "alpha": alpha, "beta": beta,
-                                     "A": bases["A"], "B": bases["B"], "C": bases["C"]})
+    words = param_words(args, {"M": M, "N": N, "K": K, "alpha": alpha, "beta": beta, **bases})
     run = CtaRun(prog, block, bidx, grid, words, mem, weight, sample_loops, window).run()
     if loop_trips:
         return run.trace(cta_id), run.notes, run.loop_trips

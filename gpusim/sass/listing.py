@@ -71,7 +71,7 @@ def _int(s: str) -> int:
 
 _REG = re.compile(r"^(U?R)(\d+|Z)(\.64)?(?:\.reuse)?$")
 _PRED = re.compile(r"^(U?P)(\d|T)$")
-_CONST = re.compile(r"^c\[(0x[0-9a-f]+)\]\[(0x[0-9a-f]+)\]$")
+_CONST = re.compile(r"^c\[(0x[0-9a-f]+)\]\[(0x[0-9a-f]+|RZ)\]$")      # c[0x0][RZ]: offset 0
 _MEMTERM = re.compile(r"^(U?R)(\d+|Z)(\.64)?$")
 
 
@@ -84,6 +84,8 @@ def parse_operand(s: str) -> Operand:
         inv, s = True, s[1:]
     if s.startswith("!"):
         inv, s = True, s[1:]
+    if s.endswith(".reuse"):              # |R3|.reuse: the operand-reuse flag follows the bars
+        s = s[:-len(".reuse")]
     if s.startswith("|") and s.endswith("|"):
         ab, s = True, s[1:-1]
     m = _REG.match(s)
@@ -98,7 +100,8 @@ def parse_operand(s: str) -> Operand:
         return Operand(m.group(1), 7 if m.group(2) == "T" else int(m.group(2)), neg, inv)
     m = _CONST.match(s)
     if m:
-        return Operand("c", int(m.group(1), 16), neg, inv, ab, offset=int(m.group(2), 16))
+        off = 0 if m.group(2) == "RZ" else int(m.group(2), 16)
+        return Operand("c", int(m.group(1), 16), neg, inv, ab, offset=off)
     if s.startswith("desc["):
         body = s[s.index("]") + 1:]
         return parse_operand(body) if body else Operand("desc")
@@ -149,7 +152,8 @@ def split_operands(s: str) -> list[str]:
             cur.append(ch)
     if "".join(cur).strip():
         out.append("".join(cur))
-    return [o.strip() for o in out]
+    # "RET.REL.NODEC R10 0x0": two operands that cuobjdump separates by a space only
+    return [t for o in out for t in (o.split() if "[" not in o else [o.strip()])]
 
 
 def parse_instruction(pc: int, text: str, hi_word: int) -> Instr:

@@ -161,7 +161,8 @@ UNIT_BITS = 3        # R_UNIT holds the pipe in its low bits, an FP32 row's regi
  P_SWITCH_FMA, P_MEM_ISSUE_IV, P_WARP_SHARED_CPW, P_SMSP_L1_CPL, P_QUEUE_AT_RETURN, P_SHARED_WB,
  P_SB_GLOBAL, P_SB_SHARED, P_DATA_PIPE_UNIFIED, P_NO_SKIP, P_NOT_ISSUED, P_LSU_IN_ORDER, P_DATA_PIPE_TURNS,
  P_LSU_READ_AHEAD, P_LG_SM_UNTAKEN, P_HIT_HOLDS_TO_FILL, P_LG_SM_MISSES, P_LG_SM_MISS_SECTORS,
- P_RF_LEAD, P_RF_STALL, P_PAIR_RUN, P_PEND_LAT, N_PARAMS) = range(43)
+ P_RF_LEAD, P_RF_STALL, P_PAIR_RUN, P_PEND_LAT, P_DRAM_WRITE_SHARE_FP, P_WRITE_FULL_FP, P_WRITE_SECTOR_FP,
+ P_WRITE_LINE_FP, N_PARAMS) = range(47)
 FP = 256              # sub-cycle units of the L2 / DRAM bandwidth servers
 POLICY_GTO, POLICY_LRR, POLICY_GTO_OLDEST, POLICY_GTY, POLICY_GTL = 0, 1, 2, 3, 4
 RF_PASS, RF_YIELD, RF_HOLD = 0, 1, 2    # P_RF_STALL: after a register-bank stall of the warp issued last
@@ -182,6 +183,11 @@ N_ENGINE_STATES = N_STATES + 2
  R_LINE_LO, R_LINE_HI, R_OP, R_FLAGS, N_ROW_FIELDS) = range(17)
 ROW_STRIDE = 16
 DEP_LDG, DEP_LDS = 1, 2    # a producer's class in R_FLAGS
+F_WRITEBACK = 1 << 7       # R_FLAGS: a store whose sectors the L2 writes back to DRAM (lower's writeback)
+# R_FLAGS bits 8-9: how a global store fills its sectors (lower's write_kind): whole sectors, part of
+# several sectors of a line, or one partial sector per line; each is written to the L2 at its own rate
+WRITE_SHIFT = 8
+W_FULL, W_SECTOR, W_LINE = 0, 1, 2
 
 
 def _aligned_rows(n):
@@ -194,7 +200,8 @@ def _aligned_rows(n):
     return buf[skip:skip + n * ROW_STRIDE * 4].view(np.int32).reshape(n, ROW_STRIDE)
 
 
-def pack_rows(cls, unit, lat, wf, sectors, lines, level, gap, line_ptr, dep, row_warp, op, bar_hold):
+def pack_rows(cls, unit, lat, wf, sectors, lines, level, gap, line_ptr, dep, row_warp, op, bar_hold,
+              writeback=None, write_kind=None):
     """The per-row arrays of a Lowered trace as the engine's rows matrix."""
     if max(cls.shape[0], int(line_ptr[-1])) >= 2 ** 31:
         raise ValueError("more than 2^31 rows or lines: the int32 rows matrix cannot index them")
@@ -208,6 +215,10 @@ def pack_rows(cls, unit, lat, wf, sectors, lines, level, gap, line_ptr, dep, row
         pc = np.where(d >= 0, np.asarray(cls)[np.maximum(d, 0)], -1)
         code = np.where(pc == C_LDG, DEP_LDG, np.where(pc == C_LDS, DEP_LDS, 0)).astype(np.int32)
         flags |= code << (1 + 2 * j)
+    if writeback is not None:
+        flags |= np.where(np.asarray(writeback, bool), F_WRITEBACK, 0).astype(np.int32)
+    if write_kind is not None:
+        flags |= (np.asarray(write_kind, np.int32) & 3) << WRITE_SHIFT
     for col, x in ((R_CLS, cls), (R_UNIT, unit), (R_LAT, lat), (R_WF, wf), (R_SECTORS, sectors),
                    (R_LINES, lines), (R_LEVEL, level), (R_GAP, gap), (R_WARP, row_warp),
                    (R_LINE_LO, line_ptr[:-1]), (R_LINE_HI, line_ptr[1:]), (R_OP, op), (R_FLAGS, flags)):
@@ -375,6 +386,8 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
     mio_sm_depth, lg_sm_depth = params[P_MIO_SM_DEPTH], params[P_LG_SM_DEPTH]
     l1_lines, bar_arrive = params[P_L1_LINES], params[P_BAR_ARRIVE]
     l2_share, dram_share = params[P_L2_SHARE_FP], params[P_DRAM_SHARE_FP]
+    dram_write_share = params[P_DRAM_WRITE_SHARE_FP]
+    write_fp = np.array([params[P_WRITE_FULL_FP], params[P_WRITE_SECTOR_FP], params[P_WRITE_LINE_FP]], np.int64)
     switch_fma = params[P_SWITCH_FMA]
     rf_lead = params[P_RF_LEAD]
     pair_run = params[P_PAIR_RUN]
@@ -514,6 +527,7 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
     mio_q = np.int64(0)                           # instructions waiting in the MIO / LG queues (all SMSPs)
     lg_q = np.int64(0)
     dram_free = np.int64(0)                       # FP units
+    write_free = np.int64(0)                      # FP units: the SM's stores into the L2 (write_fp per sector)
     cta_live = np.zeros(n_ctas, np.int64)
     for c in range(n_ctas):
         cta_live[c] = cta_warp_start[c + 1] - cta_warp_start[c]
@@ -1285,6 +1299,16 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                             fill_at = max(fill_at, line_ready[line_id[j]])
                 else:
                     done = t + l1_cpl * n
+                    if write_fp[0] > 0:
+                        # the store's sectors go to the L2 at the SM's share of its write rate (by how they
+                        # fill their sectors); the LG entry holds until the L2 takes them
+                        kind = (rows[r, R_FLAGS] >> WRITE_SHIFT) & 3
+                        write_free = max(write_free, t * FP) + sec * write_fp[kind]
+                        done = max(done, (write_free + FP - 1) // FP)
+                    if (rows[r, R_FLAGS] & F_WRITEBACK) != 0 and dram_write_share > 0:
+                        # a store the L2 will write back to DRAM: the store does not wait for it, but its
+                        # bytes take the SM's share of the DRAM bandwidth from the loads behind it
+                        dram_free = max(dram_free, t * FP) + sec * sector_bytes * FP * FP // dram_write_share
                 # the take's bookkeeping, as at the shared pipe
                 ready[r] = max(done, fill_at)
                 # the entry counts until the data returns (at_return): for a hit on a line still on its
@@ -1403,6 +1427,11 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
     for w in range(n_warps):
         if finish[w] > cycles:
             cycles = finish[w]
+    # the SM's share of DRAM is still busy with the write-backs of its stores: the CTAs that follow on this
+    # SM (the next round) find it so, and their loads wait behind them; a round ends when both are done
+    drain = (max(dram_free, write_free) + FP - 1) // FP
+    if drain > cycles:
+        cycles = drain
     return cycles, counts, issue_cycle, finish, counters, op_counts, lat_counts, n_log, ready
 
 

@@ -112,7 +112,12 @@ class Prediction:
 
     @property
     def gflops(self) -> float:
-        return 2.0 * self.M * self.N * self.K / (self.time_ms * 1e-3) / 1e9
+        return get_kernel(self.kernel).flop_count(self.M, self.N, self.K) / (self.time_ms * 1e-3) / 1e9
+
+    @property
+    def gbps(self) -> float:
+        """The bandwidth the launch reaches if it moves each array once (KernelSpec.min_bytes)."""
+        return get_kernel(self.kernel).min_bytes(self.M, self.N, self.K) / (self.time_ms * 1e-3) / 1e9
 
     def to_json(self) -> dict:
         return {"time_ms": self.time_ms, "cycles": self.cycles, "stalls": self.stalls,
@@ -126,12 +131,20 @@ class Prediction:
 
 
 def _l2_warm(result, gpu: GPU) -> bool:
-    """A, B and C fit in the L2: the recorded launches find them there (no L2 model needed)."""
+    """The kernel's arrays fit in the L2: the recorded launches find them there (no L2 model needed)."""
     try:
         from gpusim.memory.cache import l2_capacity_bytes
     except ImportError:
         return False
-    return 4 * (result.M * result.K + result.K * result.N + result.M * result.N) <= l2_capacity_bytes(gpu)
+    from gpusim.estimate.simulate import array_bytes
+    total = sum(array_bytes(result.kernel, result.M, result.N, result.K).values())
+    if not get_kernel(result.kernel).is_gemm:
+        # each line of a streaming kernel's arrays is read (or written) by one CTA, so it sits in the L2
+        # partition near that CTA's SM alone, and the two partitions hold different lines: the whole L2
+        # holds its working set. An SGEMM's A and B are read by CTAs on both halves, and one SM reaches
+        # half the L2 (l2_capacity_bytes; micro/latency_chase_sweep.json): about half of it is distinct.
+        return total <= gpu.l2_bytes
+    return total <= l2_capacity_bytes(gpu)
 
 
 class _Levels:
@@ -166,7 +179,15 @@ class _Levels:
                            unit_ns=unit_ns)
             frac = hr.get("gpusim__l2_miss_fraction_by_array")
             if frac is not None:
-                self.kw.update(l2_miss_fraction=frac, bases=result.bases, dram_rows=dram_rows)
+                stream = not get_kernel(result.kernel).is_gemm    # compulsory misses: on first touches
+                self.kw.update(l2_miss_fraction=frac, bases=result.bases,
+                               dram_rows="first_touch" if stream and dram_rows == "spread" else dram_rows)
+                if stream:
+                    from gpusim.memory.cache import _stream_reach
+                    self.kw["reach"] = _stream_reach(result, gpu)
+            wb = hr.get("gpusim__dram_writeback_fraction_by_array")
+            if wb:      # the working set outgrows the L2: stored lines go back to DRAM
+                self.kw.update(writeback_fraction=wb, bases=result.bases)
                 if pending_ns:
                     self.kw["l2_pending_fraction"] = hr["gpusim__l2_pending_fraction_by_array"]
             self.hit_rates = hr
@@ -186,16 +207,17 @@ def window_trace(result, block_idx: list, window: int | None, seed: int = 0):
     `window` trips. The SASS front-end records the first `window` trips and the loop's last one (it jumps
     the registers there), the Python kernels the first `window` only."""
     if getattr(result, "frontend", "python") == "sass":
-        from gpusim.estimate.simulate import layout
+        from gpusim.estimate.simulate import array_bytes, layout
         from gpusim.sass import frontend as F
         M, N, K = result.M, result.N, result.K
+        spec = get_kernel(result.kernel)
         prog, _ = F.program(result.kernel, tuple(sorted(result.params.items())))
-        bases = layout(M, N, K)
-        mem = F.memory({"A": M * K * 4, "B": K * N * 4, "C": M * N * 4}, bases)
+        bases = layout(M, N, K, spec)
+        mem = F.memory(array_bytes(spec, M, N, K), bases)
         traces, trips, rec = [], 0, 0
         for i, b in enumerate(block_idx):
             t, _notes, loops = F.run_cta(prog, result.grid, result.block, b, 1, mem, (M, N, K, 1.0, 0.5), bases, i,
-                                         sample_loops=False, window=window, loop_trips=True)
+                                         sample_loops=False, window=window, loop_trips=True, args=spec.arguments)
             traces.append(t)
             if loops:
                 longest = max(loops, key=lambda x: x[1])
@@ -213,7 +235,7 @@ def build_window(result, block_idx: list, window: int | None, seed: int = 0):
     spec = get_kernel(result.kernel)
     gpu = getattr(result, "gpu", None) or get_arch(result.arch)
     M, N, K = result.M, result.N, result.K
-    arrays, bases = allocate(M, N, K, seed)
+    arrays, bases = allocate(M, N, K, seed, spec)
     sampler = _TripSampler(window)
     traces = [run_cta(spec, result.params, gpu, result.grid, result.block, b, 1, sampler, arrays, bases,
                       (M, N, K, 1.0, 0.5), i)[0] for i, b in enumerate(block_idx)]

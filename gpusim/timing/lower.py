@@ -59,13 +59,15 @@ class Lowered:
     rb_wait: np.ndarray         # memory row whose register read (ptxas's read barrier) the row waits for, -1
     provider: np.ndarray        # per L1-hit global load: the miss that brings its line into L1, -1 none
     banks: np.ndarray           # per FP32 row: its register reads (register_banks.pack), 0 none
+    writeback: np.ndarray = None   # per row: a global store whose sectors the L2 writes back to DRAM
+    write_kind: np.ndarray = None  # per row: how a global store fills its sectors (engine W_FULL/W_SECTOR/W_LINE)
 
     @cached_property
     def rows(self) -> np.ndarray:
         """The engine's packed (n, ROW_STRIDE) int32 row matrix (engine.pack_rows), built once."""
         return E.pack_rows(self.cls, self.unit | self.banks << E.UNIT_BITS, self.lat, self.wf, self.sectors,
                            self.lines, self.level, self.gap, self.line_ptr, self.dep, self.row_warp, self.op,
-                           self.bar_hold)
+                           self.bar_hold, self.writeback, self.write_kind)
 
 
 def _op_tables(opcodes: list[str], arch: GPU):
@@ -80,7 +82,7 @@ def _op_tables(opcodes: list[str], arch: GPU):
     lat = np.full(n, arch.other_latency_cycles, np.int32)
     fma_lat = int(round(arch.ffma_dependent_latency_cycles))
     for i, name in enumerate(opcodes):
-        op = TABLE[TABLE.id(name)]
+        op = TABLE[TABLE.id(name, atomic_ok=True)]     # a trace's atomics came with their addresses
         hold[i] = op.space != 0 or op.pipe in ("cbu", "adu") or op.is_barrier
         if op.space == SPACE_SHARED:
             cls[i] = E.C_STS if op.is_store else E.C_LDS
@@ -197,6 +199,17 @@ def engine_params(arch: GPU, policy: str = "gty", active_sms: int | None = None,
     dram_bpc = min(arch.dram_achieved_bandwidth_gbps * 1e9 / n_sm / hz, l2_bpc)
     p[E.P_L2_SHARE_FP] = max(1, round(l2_bpc * E.FP))
     p[E.P_DRAM_SHARE_FP] = max(1, round(dram_bpc * E.FP))
+    # DRAM writes (write-backs of stored lines): a written byte costs what the copy bandwidth leaves of
+    # two bytes' time after the read (micro/bandwidth_dram.json: read 4328.9, copy 4101.1 GB/s read+write)
+    per_write = 2.0 / arch.dram_copy_bandwidth_gbps - 1.0 / arch.dram_achieved_bandwidth_gbps
+    write_gbps = 1.0 / per_write if per_write > 0 else arch.dram_achieved_bandwidth_gbps
+    p[E.P_DRAM_WRITE_SHARE_FP] = max(1, round(min(write_gbps * 1e9 / n_sm / hz, l2_bpc) * E.FP))
+    # global stores into the L2, per sector, at the SM's share of the chip's write rates (micro/l2_write.json:
+    # whole sectors, 4 B in each of a line's sectors, 4 B in one sector per line); 0 leaves them free
+    for k, rate in ((E.P_WRITE_FULL_FP, arch.l2_write_gsectors_per_s),
+                    (E.P_WRITE_SECTOR_FP, arch.l2_partial_sector_write_gsectors_per_s),
+                    (E.P_WRITE_LINE_FP, arch.l2_partial_line_write_gsectors_per_s)):
+        p[k] = round(n_sm * hz / (rate * 1e9) * E.FP) if rate > 0 else 0
     return p
 
 
@@ -289,6 +302,25 @@ def fill_providers(level: np.ndarray, line_ptr: np.ndarray, line_id: np.ndarray,
     return out
 
 
+def _write_kinds(trace: Trace, take: np.ndarray, cls: np.ndarray) -> np.ndarray:
+    """Per taken row: how a global store fills the sectors it writes. W_FULL: its bytes cover them all;
+    W_LINE: one sector per line, partly (a strided store: a naive transpose's); W_SECTOR: parts of several
+    sectors of its lines."""
+    rows = trace.rows[take]
+    kind = np.full(len(take), E.W_FULL, np.int8)
+    st = np.flatnonzero(cls == E.C_STG)
+    if st.size == 0:
+        return kind
+    _, _, nbytes, _, _ = TABLE.arrays()
+    lanes = np.unpackbits(rows["mask"][st].astype(">u4").view(np.uint8).reshape(-1, 4), axis=1).sum(axis=1)
+    written = lanes * nbytes[rows["op"][st].astype(np.int64)]
+    sec, lines = rows["sectors"][st].astype(np.int64), rows["lines"][st].astype(np.int64)
+    partial = written < 32 * sec
+    kind[st[partial & (lines >= sec)]] = E.W_LINE
+    kind[st[partial & (lines < sec)]] = E.W_SECTOR
+    return kind
+
+
 def lower(trace: Trace, arch: GPU, ctas=None, global_level=None, policy: str = "gty",
           active_sms: int | None = None, stall_counts: dict | None = None,
           scoreboards: dict | None = None, read_barriers=None, register_banks=None) -> Lowered:
@@ -356,8 +388,13 @@ def lower(trace: Trace, arch: GPU, ctas=None, global_level=None, policy: str = "
     level = np.full(n, LEVEL_L2, np.int8)
     if global_level is not None:
         level = np.asarray(global_level, np.int8)[take]
-    line_ptr, line_id = _load_lines(trace, take, arch.line_bytes)
     op_cls_rows = op_cls[ops]
+    # a store at LEVEL_DRAM (the cache model's write-back mark) is written back to DRAM; at the L1 it
+    # is a store like any other
+    writeback = (op_cls_rows == E.C_STG) & (level == LEVEL_DRAM)
+    level = np.where(writeback, LEVEL_L1, level).astype(np.int8)
+    line_ptr, line_id = _load_lines(trace, take, arch.line_bytes)
+    write_kind = _write_kinds(trace, take, op_cls_rows)
     # the cache model's order (gpusim.memory.cache.global_levels): sequence number, CTA, warp
     cta_id = cta_col[take].astype(np.int64)
     order_key = (seq[order] * (int(cta_id.max()) + 1) + cta_id) * wpc + rows["warp"][take].astype(np.int64)
@@ -377,7 +414,8 @@ def lower(trace: Trace, arch: GPU, ctas=None, global_level=None, policy: str = "
         bar_hold=op_hold[ops],
         rb_wait=read_waits(ops, op_cls_rows, row_warp, list(trace.opcodes), read_barriers),
         provider=fill_providers(level, line_ptr, line_id, order_key),
-        banks=row_banks(ops, warp_start, list(trace.opcodes), register_banks))
+        banks=row_banks(ops, warp_start, list(trace.opcodes), register_banks), writeback=writeback,
+        write_kind=write_kind)
 
 
 guard_cache(globals())     # a damaged numba cache file is compiled again, with a notice (gpusim.jit)

@@ -145,3 +145,6 @@ def cost_rows(rows: np.ndarray, addr: np.ndarray):
         elif space[op] == SPACE_SHARED:
             wf, ideal = shared_wavefronts(a, nb)
             rows["wavefronts"][sel], rows["ideal_wavefronts"][sel] = wf, ideal
+    # atomics and reductions follow their own rules (a lane per update, not per distinct address)
+    from gpusim.memory.counters import cost_atomic_rows
+    cost_atomic_rows(rows, addr)

@@ -1,0 +1,117 @@
+"""The L2 of a kernel that is not an SGEMM: compulsory misses only.
+
+The SGEMM ladder's L2 model (gpusim.memory.cache.l2_simulate) replays a tile stream built from the
+A and B tiles a CTA reads chunk by chunk along K. The second ladder's kernels (copies, transposes,
+reductions, a softmax, a stencil, SGEMV) have no K loop: each reads its arrays once, or again within
+a few CTAs' reach (a stencil's neighbouring rows, SGEMV's x, a softmax's second pass over its row),
+far inside the L2. For them the L2 misses are the compulsory ones: each sector of an array is fetched
+from DRAM once per launch, and every later read of it is an L2 hit. Unless the whole working set fits
+in the L2 (gpusim.timing.kernel_time._l2_warm): then the recorded launches, which run again and
+again on the same buffers, find it there and nothing is read from DRAM.
+
+The sectors a launch touches are estimated from the sampled trace: per CTA, the sectors its global
+loads touch for the first time in that CTA, each weighted as its row, capped at the array's size
+(CTAs of a class stand for others touching their own sectors; arrays every CTA reads, such as SGEMV's
+x, are capped at their size).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+SECTOR = 32
+
+
+def _array_index(first_addr: np.ndarray, bases: dict, sizes: dict) -> np.ndarray:
+    """Index of each row's array in `bases`' order (-1: none), by its first active byte address."""
+    out = np.full(first_addr.shape, -1, np.int16)
+    for i, (nm, b) in enumerate(bases.items()):
+        out[(first_addr >= b) & (first_addr < b + sizes[nm])] = i
+    return out
+
+
+def first_touch_sectors(trace, rows: np.ndarray, weight: np.ndarray, reach: float = np.inf,
+                        split: bool = False):
+    """Per row (in `rows`): the weighted count of its sectors that must come from DRAM: those no earlier row
+    of its CTA touched, and those it touched longer ago than the L2's reach. `reach`: how many sector
+    touches a CTA may make between two reads of a sector before the L2 has lost it (the L2's sectors over
+    the CTAs resident on the chip at once, which all touch theirs in the meantime; inf: never).
+    split: (first touches, re-reads past the reach) apart."""
+    out = np.zeros(len(rows), np.float64)
+    again = np.zeros(len(rows), np.float64)
+    cta = trace.rows["cta"][rows]
+    for c in np.unique(cta):
+        sel = np.flatnonzero(cta == c)
+        last: dict = {}          # sector -> the CTA's count of sector touches when it was last touched
+        clock = 0
+        for j in sel[np.argsort(trace.rows["seq"][rows[sel]], kind="stable")]:
+            a = trace.addr[trace.rows["mem"][rows[j]]]
+            new = far = 0
+            for sec in set((a[a >= 0] // SECTOR).tolist()):
+                seen = last.get(sec)
+                # touches since its last one: at least the distinct sectors touched since (LRU's distance)
+                if seen is None:
+                    new += 1
+                elif clock - seen > reach:
+                    far += 1
+                clock += 1
+                last[sec] = clock
+            out[j] = weight[j] * (new if split else new + far)
+            again[j] = weight[j] * far
+    return (out, again) if split else out
+
+
+def reach_sectors(l2_bytes: int, resident_ctas: int) -> float:
+    """first_touch_sectors' reach: the L2's sectors shared by the CTAs resident on the chip at once."""
+    return l2_bytes / SECTOR / max(1, resident_ctas)
+
+
+def compulsory_l2(trace, gidx: np.ndarray, w: np.ndarray, l2_reads: np.ndarray, bases: dict,
+                  sizes: dict, reach: float = np.inf) -> dict:
+    """Per array (by name): L2 sector reads, DRAM sectors (its compulsory misses, and re-reads past the L2's
+    reach) and their ratio. gidx: the global-load rows, w their weights, l2_reads: each row's sectors that
+    missed in L1; reach: first_touch_sectors'."""
+    from gpusim.memory.cache import _first_active
+    key = _array_index(_first_active(trace.addr[trace.rows["mem"][gidx]]), bases, sizes)
+    new, far = first_touch_sectors(trace, gidx, w, reach, split=True)
+    out = {}
+    for i, nm in enumerate(bases):
+        sel = key == i
+        reads = float((w[sel] * l2_reads[sel]).sum())
+        if reads <= 0:
+            continue
+        # first touches (capped at the array's size: other CTAs' re-reads of a sector find it in the L2) and a
+        # CTA's own re-reads past the L2's reach
+        dram = min(min(float(new[sel].sum()), sizes[nm] / SECTOR) + float(far[sel].sum()), reads)
+        out[nm] = {"l2_sector_reads": reads, "dram_sectors": dram, "miss_fraction": dram / reads}
+    return out
+
+
+def _store_rows(trace):
+    from gpusim.kernel.opcodes import SPACE_GLOBAL, TABLE
+    space, is_store, _, _, _ = TABLE.arrays()
+    op = trace.rows["op"].astype(np.int64)
+    sel = (space[op] == SPACE_GLOBAL) & is_store[op].astype(bool) & (trace.rows["mask"] != 0) \
+        & (trace.rows["mem"] >= 0)
+    return np.flatnonzero(sel)
+
+
+def writeback_fractions(trace, bases: dict, sizes: dict) -> dict:
+    """Per array (by name) the kernel stores to: the share of its stored sectors that the L2 writes back
+    to DRAM, each written sector once per launch (its later stores merge in the L2), capped at the
+    array's size. With the working set larger than the L2 every stored line leaves it dirty; a stored
+    sector that is stored again (a reduction's partial sums) is written back once."""
+    from gpusim.memory.cache import _first_active
+    sidx = _store_rows(trace)
+    if sidx.size == 0:
+        return {}
+    w = trace.rows["weight"][sidx].astype(np.float64)
+    sect = trace.rows["sectors"][sidx].astype(np.float64)
+    key = _array_index(_first_active(trace.addr[trace.rows["mem"][sidx]]), bases, sizes)
+    new = first_touch_sectors(trace, sidx, w)
+    out = {}
+    for i, nm in enumerate(bases):
+        sel = key == i
+        stored = float((w[sel] * sect[sel]).sum())
+        if stored > 0:
+            out[nm] = min(float(new[sel].sum()), sizes[nm] / SECTOR, stored) / stored
+    return out

@@ -1,0 +1,47 @@
+"""Stores in the timing model: their sectors go to the L2 at the measured write rates (by how they fill
+their sectors), and, once the working set outgrows the L2, back to DRAM at the copy bandwidth's cost."""
+import numpy as np
+
+import gpusim
+from gpusim.arch import override
+from gpusim.timing import engine as E
+from gpusim.timing.kernel_time import predict
+from gpusim.timing.lower import lower
+
+
+def _store_kinds(kernel, size):
+    r = gpusim.simulate(kernel, size, mode="full", keep_trace=True)
+    lw = lower(r.trace, r.gpu, ctas=[0])
+    return set(lw.write_kind[lw.cls == E.C_STG].tolist())
+
+
+def test_store_kinds_follow_the_bytes_in_each_sector():
+    assert _store_kinds("copy4", 256) == {E.W_FULL}             # float4: whole sectors
+    assert _store_kinds("transpose_naive", 256) == {E.W_LINE}   # 4 B into one sector of each of 32 lines
+    assert _store_kinds("regtile2d", 256) == {E.W_SECTOR}       # 4 B into each of 8 sectors of 4 lines
+
+
+def _time(kernel, size, **sets):
+    r = gpusim.simulate(kernel, size, keep_trace=True, arch=override("h200", sets) if sets else "h200")
+    return predict(r).time_ms
+
+
+def test_partial_line_stores_cost_what_the_l2_takes_for_them():
+    """transpose_naive at 1024 (L2-resident): without the L2's write rates its strided stores are nearly free;
+    at half the measured partial-line rate it takes longer than at the rate."""
+    free = _time("transpose_naive", 1024, l2_write_gsectors_per_s=0)
+    measured = _time("transpose_naive", 1024)
+    slower = _time("transpose_naive", 1024, l2_partial_line_write_gsectors_per_s=25.0)
+    assert free < measured < slower
+
+
+def test_write_backs_take_dram_bandwidth():
+    """copy4 at 4096 writes 64 MB back to DRAM: a slower copy bandwidth makes it slower, and the prediction
+    stays above the time the bytes need at the measured rates."""
+    base = _time("copy4", 4096)
+    slow = _time("copy4", 4096, dram_copy_bandwidth_gbps=3000.0)
+    assert slow > base
+    gpu = gpusim.get_arch("h200")
+    floor_ms = 2 * 64 * 2**20 / (gpu.dram_copy_bandwidth_gbps * 1e9) * 1e3
+    assert base > floor_ms
+    assert np.isfinite(base)
