@@ -133,6 +133,9 @@ class GPU:
     # CTAs as the block scheduler hands them out, which a kernel with work does while it runs). What a
     # recorded time holds besides the kernel's work; the prediction adds it to the engine's cycles.
     launch_overhead_us: float = 3.55
+    # [M] micro/l2_resident.json: the largest working set a streaming kernel (a float4 copy, launched again and
+    # again) still finds in the L2: 40 MB of the 60 (48 for reads alone; from 56 MB on, DRAM's rate)
+    l2_stream_resident_bytes: int = 40 * 2**20
     # [M] ncu's launch__registers_per_thread on the H200: 16 where ptxas gives fewer (copy4 14, saxpy 10,
     # reduce_smem 12, reduce_atomic 13, reduce_shfl 14; traces/hw/h200/*_4096.json): a launch takes at least 16
     min_regs_per_thread: int = 16
@@ -272,6 +275,7 @@ RTX_A6000 = GPU(
     shared_banks=32,
     l1_shared_total_bytes=131072,         # [CC]
     l2_bytes=6291456,                     # [DS] 6 MB
+    l2_stream_resident_bytes=4194304,     # (unverified) two thirds of the L2, as the H200's 40 of 60 MB
     sm_clock_max_mhz=1800.0,              # [DS] boost
     dram_bandwidth_gbps=768.0,            # [DS] GDDR6
     fp32_lanes_per_smsp=32,
@@ -315,6 +319,7 @@ RTX_5080 = GPU(
     shared_banks=32,
     l1_shared_total_bytes=131072,
     l2_bytes=67108864,                    # [DS] 64 MB
+    l2_stream_resident_bytes=44739242,    # (unverified) two thirds of the L2, as the H200's 40 of 60 MB
     sm_clock_max_mhz=2620.0,              # [DS] boost
     dram_bandwidth_gbps=960.0,            # [DS] GDDR7; seed 003's memory floor uses 960 GB/s
     fp32_lanes_per_smsp=32,               # 128 / SM (unverified detail)

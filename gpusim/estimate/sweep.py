@@ -100,7 +100,7 @@ def run_point(point: dict, time: bool = True) -> dict:
     """One point's row: simulate (and predict, unless time=False), as `gpusim run --json` does.
     A point the kernel or the preset refuses is a row with status "refused" and the reason."""
     from gpusim import simulate
-    row = dict(point, status="ok", reason=None, arch_overrides={}, time_ms=None, gflops=None, limit=None,
+    row = dict(point, status="ok", reason=None, arch_overrides={}, time_ms=None, gflops=None, gbps=None, limit=None,
                limit_pct=None, top_stall=None, top_stall_ratio=None, occupancy_pct=None, blocks_per_sm=None,
                registers=None, frontend=None, warnings=[])
     try:
@@ -123,8 +123,8 @@ def run_point(point: dict, time: bool = True) -> dict:
     sol = [(pred.metrics[k], label) for k, label in SPEED_OF_LIGHT if pred.metrics.get(k) is not None]
     pct, limit = max(sol) if sol else (None, None)
     stall, ratio = _top_stall(pred.stalls)
-    row.update(time_ms=pred.time_ms, gflops=pred.gflops, limit=limit, limit_pct=pct, top_stall=stall,
-               top_stall_ratio=ratio)
+    row.update(time_ms=pred.time_ms, gflops=pred.gflops, gbps=pred.gbps, limit=limit, limit_pct=pct,
+               top_stall=stall, top_stall_ratio=ratio)
     return row
 
 
@@ -148,7 +148,7 @@ def rank(rows: list[dict]) -> list[dict]:
     return out
 
 
-CSV_COLUMNS = ("status", "time_ms", "gflops", "limit", "limit_pct", "top_stall", "top_stall_ratio", "occupancy_pct",
+CSV_COLUMNS = ("status", "time_ms", "gflops", "gbps", "limit", "limit_pct", "top_stall", "top_stall_ratio", "occupancy_pct",
                "blocks_per_sm", "registers", "frontend")
 
 
