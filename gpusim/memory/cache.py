@@ -572,6 +572,16 @@ def hit_rates(result, *, schedule: str = "fluid", sample: int | None = None, l2_
     l2 = l2_simulate(result, schedule=schedule, sample=sample, l2_bytes=l2_bytes, arch=arch,
                      slot_finish=slot_finish, pending_ns=pending_ns, unit_ns=unit_ns)
     dram_sectors = 4 * sum(l2["line_misses"])
+    return _rates(result, sectors, hits, dram_sectors, l1cap,
+                  miss=dict(zip("ABC", l2["miss_fraction"])), pending=dict(zip("ABC", l2["pending_fraction"])),
+                  pending_lines=sum(l2["line_pending"]), l2cap=l2["capacity_bytes"], sample=l2["sample"],
+                  schedule=l2["schedule"])
+
+
+def _rates(result, sectors, hits, dram_sectors, l1cap, *, miss, pending, pending_lines, l2cap, sample,
+           schedule) -> dict:
+    """hit_rates' figures, by ncu's names and gpusim__ ones, from what either L2 model found."""
+    l2_reads = sectors - hits
     return {
         "gpusim__dram_writeback_fraction_by_array": _writebacks(result),
         "l1tex__t_sector_pipe_lsu_mem_global_op_ld_hit_rate.pct": 100.0 * hits / sectors if sectors else 0.0,
@@ -579,13 +589,13 @@ def hit_rates(result, *, schedule: str = "fluid", sample: int | None = None, l2_
         "l1tex__m_xbar2l1tex_read_bytes.sum": SECTOR * l2_reads,
         "lts__t_sector_op_read_hit_rate.pct": 100.0 * max(0.0, 1 - dram_sectors / l2_reads) if l2_reads else 0.0,
         "dram__bytes_read.sum": SECTOR * dram_sectors,
-        "gpusim__l2_miss_fraction_by_array": dict(zip("ABC", l2["miss_fraction"])),
-        "gpusim__l2_pending_fraction_by_array": dict(zip("ABC", l2["pending_fraction"])),
-        "gpusim__l2_pending_hit_lines": sum(l2["line_pending"]),
+        "gpusim__l2_miss_fraction_by_array": miss,
+        "gpusim__l2_pending_fraction_by_array": pending,
+        "gpusim__l2_pending_hit_lines": pending_lines,
         "gpusim__l1_capacity_bytes": l1cap,
-        "gpusim__l2_capacity_bytes": l2["capacity_bytes"],
-        "gpusim__l2_set_sample": l2["sample"],
-        "gpusim__l2_schedule": l2["schedule"],
+        "gpusim__l2_capacity_bytes": l2cap,
+        "gpusim__l2_set_sample": sample,
+        "gpusim__l2_schedule": schedule,
     }
 
 
@@ -610,23 +620,16 @@ def _stream_rates(result, gidx, w, l2_row_reads, sectors, hits, l1cap, arch) -> 
     from gpusim.memory.stream import compulsory_l2
     sizes = array_bytes(result.kernel, result.M, result.N, result.K)
     per = compulsory_l2(result.trace, gidx, w, l2_row_reads, result.bases, sizes, _stream_reach(result, arch))
-    l2_reads = sectors - hits
-    dram = sum(v["dram_sectors"] for v in per.values())
-    return {
-        "gpusim__dram_writeback_fraction_by_array": _writebacks(result),
-        "l1tex__t_sector_pipe_lsu_mem_global_op_ld_hit_rate.pct": 100.0 * hits / sectors if sectors else 0.0,
-        "lts__t_sectors_srcunit_tex_op_read.sum": l2_reads,
-        "l1tex__m_xbar2l1tex_read_bytes.sum": SECTOR * l2_reads,
-        "lts__t_sector_op_read_hit_rate.pct": 100.0 * max(0.0, 1 - dram / l2_reads) if l2_reads else 0.0,
-        "dram__bytes_read.sum": SECTOR * dram,
-        "gpusim__l2_miss_fraction_by_array": {nm: v["miss_fraction"] for nm, v in per.items()},
-        "gpusim__l2_pending_fraction_by_array": {nm: 0.0 for nm in per},
-        "gpusim__l2_pending_hit_lines": 0,
-        "gpusim__l1_capacity_bytes": l1cap,
-        "gpusim__l2_capacity_bytes": l2_capacity_bytes(arch),
-        "gpusim__l2_set_sample": 1,
-        "gpusim__l2_schedule": "compulsory misses (gpusim.memory.stream)",
-    }
+    return _rates(result, sectors, hits, sum(v["dram_sectors"] for v in per.values()), l1cap,
+                  miss={nm: v["miss_fraction"] for nm, v in per.items()}, pending={nm: 0.0 for nm in per},
+                  pending_lines=0, l2cap=l2_capacity_bytes(arch), sample=1,
+                  schedule="compulsory misses (gpusim.memory.stream)")
+
+
+def _sizes_from_bases(bases: dict) -> dict:
+    """Each array's extent when only the bases are known: up to the next array's base."""
+    nb_ = sorted(bases.items(), key=lambda kv: kv[1])
+    return {nm: (nb_[j + 1][1] - b if j + 1 < len(nb_) else 1 << 40) for j, (nm, b) in enumerate(nb_)}
 
 
 def _mark_writebacks(trace, level, fraction: dict, bases: dict | None, sizes: dict | None):
@@ -635,9 +638,7 @@ def _mark_writebacks(trace, level, fraction: dict, bases: dict | None, sizes: di
     from gpusim.memory.stream import _array_index, _store_rows
     if bases is None:
         raise GpusimError("writeback_fraction needs the arrays' bases")
-    if sizes is None:
-        nb_ = sorted(bases.items(), key=lambda kv: kv[1])
-        sizes = {nm: (nb_[j + 1][1] - b if j + 1 < len(nb_) else 1 << 40) for j, (nm, b) in enumerate(nb_)}
+    sizes = sizes if sizes is not None else _sizes_from_bases(bases)
     sidx = _store_rows(trace)
     if sidx.size == 0:
         return
@@ -702,9 +703,7 @@ def global_levels(trace, arch: GPU | str = "h200", *, blocks_per_sm: int | None 
     if isinstance(l2_miss_fraction, dict) or isinstance(l2_pending_fraction, dict):
         if bases is None:
             raise GpusimError("a per-array l2_miss_fraction or l2_pending_fraction needs the arrays' bases")
-        if sizes is None:          # each array runs up to the next one's base
-            nb_ = sorted(bases.items(), key=lambda kv: kv[1])
-            sizes = {nm: (nb_[j + 1][1] - b if j + 1 < len(nb_) else 1 << 40) for j, (nm, b) in enumerate(nb_)}
+        sizes = sizes if sizes is not None else _sizes_from_bases(bases)
         arr_key = _array_of(_first_active(addr), bases, sizes)
     else:
         arr_key = np.zeros(len(g), np.int8)
