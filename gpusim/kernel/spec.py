@@ -99,6 +99,9 @@ class KernelSpec:
     def expected(self, inputs: dict, M: int, N: int, K: int, alpha: float, beta: float) -> dict:
         """What the kernel must leave in its output arrays, float64, flat."""
         if self.reference is None:
+            if not self.is_gemm:
+                raise KernelConfigError(f"{self.name}: declares its own arguments (args) but no reference: "
+                                        "give KernelSpec(reference=...) what the kernel must compute")
             return gemm_reference(inputs, M, N, K, alpha, beta, self.uses_alpha_beta)
         return {k: np.asarray(v, np.float64).reshape(-1)
                 for k, v in self.reference(inputs, M, N, K, alpha, beta).items()}
