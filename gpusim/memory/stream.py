@@ -1,18 +1,20 @@
-"""The L2 of a kernel that is not an SGEMM: compulsory misses only.
+"""The L2 of a kernel that is not an SGEMM: compulsory misses, and re-reads past the L2's reach.
 
 The SGEMM ladder's L2 model (gpusim.memory.cache.l2_simulate) replays a tile stream built from the
 A and B tiles a CTA reads chunk by chunk along K. The second ladder's kernels (copies, transposes,
 reductions, a softmax, a stencil, SGEMV) have no K loop: each reads its arrays once, or again within
-a few CTAs' reach (a stencil's neighbouring rows, SGEMV's x, a softmax's second pass over its row),
-far inside the L2. For them the L2 misses are the compulsory ones: each sector of an array is fetched
-from DRAM once per launch, and every later read of it is an L2 hit. Unless the whole working set fits
-in the L2 (gpusim.timing.kernel_time._l2_warm): then the recorded launches, which run again and
-again on the same buffers, find it there and nothing is read from DRAM.
+a few CTAs' reach (a stencil's neighbouring rows, SGEMV's x). For them the L2 misses are the compulsory
+ones: each sector of an array is fetched from DRAM once per launch, and a later read of it is an L2 hit,
+unless the CTA re-reads it after the chip has touched more than the L2 holds in between (a softmax at
+4096 reads its 16-KB row three times, but all 512 CTAs are resident and touch 64 MB before the second
+pass: every pass comes from DRAM, as ncu's 201 MB of DRAM reads show). Where the whole working set stays
+in the L2 between launches (gpusim.timing.kernel_time._l2_warm, micro/l2_resident.json), the recorded
+launches, which run again and again on the same buffers, find it there and read nothing from DRAM.
 
 The sectors a launch touches are estimated from the sampled trace: per CTA, the sectors its global
 loads touch for the first time in that CTA, each weighted as its row, capped at the array's size
 (CTAs of a class stand for others touching their own sectors; arrays every CTA reads, such as SGEMV's
-x, are capped at their size).
+x, are capped at their size); a CTA's own re-reads past the reach are added uncapped.
 """
 from __future__ import annotations
 
