@@ -321,9 +321,9 @@ class Ctx:
                                        f"atomics, ATOMS, are not modelled), got {arr.name!r}")
         idx = np.broadcast_to(np.asarray(idx, np.int64), (self.nthreads,))
         el, act = self._check_index(arr, idx, 1, arr.data.shape[0])   # bounds as for a store
-        if self.san is not None and hasattr(self.san, "global_atomic"):
+        if self.san is not None:
             # atomics to one element from many threads are not a race: the sanitizer only notes
-            # the element as written (a hook of its own; global_store would call it a race)
+            # the element as written (global_store would call it a race)
             self.san.global_atomic(self, arr, el, act)
         addr = np.where(act, arr.base_addr + 4 * el, -1)
         self._emit(self.ATOMIC_ADD, (_src(val),), addr)

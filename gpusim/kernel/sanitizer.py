@@ -228,6 +228,16 @@ class Sanitizer:
         self._gwriter[arr.name][e] = who
         self._gline[arr.name][e] = line
 
+    def global_atomic(self, ctx, arr, el: np.ndarray, act: np.ndarray):
+        """An atomic to global elements: written, and no race however many threads do it (the hardware
+        applies them one at a time); the element's writer is the last atomic's thread."""
+        lanes = np.flatnonzero(act)
+        if lanes.size == 0 or arr.name not in self._gwriter:
+            return
+        e = el[lanes]
+        self._gwriter[arr.name][e] = (self._cta_seq << 32) + lanes
+        self._gline[arr.name][e] = self.line()
+
     def unwritten(self, name: str) -> np.ndarray:
         """Elements of global array `name` no thread stored."""
         return np.flatnonzero(self._gwriter[name] < 0)

@@ -139,8 +139,13 @@ def test_expf_issues_what_ptxas_makes_of_expf():
 
 
 def test_the_sanitizer_takes_atomics_for_no_race():
+    """Every CTA's thread 0 adds to out[0]: no race, and out[0] counts as written (by the last one)."""
     r = check("reduce_atomic", 128)
     assert r.ok, [f.describe() for f in r.findings]
+    from gpusim.kernel.sanitizer import Sanitizer
+    san = Sanitizer("reduce_atomic", get_kernel("reduce_atomic").fn.__code__.co_filename)
+    gpusim.simulate("reduce_atomic", 128, mode="full", frontend="python", sanitizer=san)
+    assert san.unwritten("out").size == 0 and san.writer_of("out", 0)[1] == 0 and not san.findings
 
 
 # ---------------------------------------------------------------- sizes
