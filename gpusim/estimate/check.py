@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from gpusim.errors import GpusimError, KernelConfigError, UnknownKernel
-from gpusim.estimate.simulate import simulate
+from gpusim.estimate.simulate import rel_errors, simulate
 from gpusim.kernel.sanitizer import Finding, Sanitizer
 from gpusim.kernel.spec import KernelSpec, get_kernel
 
@@ -92,12 +92,14 @@ def default_size(spec: KernelSpec, params: dict | None) -> int:
 
 
 def check(kernel: str | KernelSpec, M: int | None = None, N: int | None = None, K: int | None = None, *,
-          params: dict | None = None, arch: str = "h200", tol: float = DEFAULT_TOL, seed: int = 0,
+          params: dict | None = None, arch: str = "h200", tol: float | None = None, seed: int = 0,
           progress=None) -> CheckResult:
     """Sanitize `kernel` on an M x N x K problem (default: the first of SIZES_TRIED it takes)."""
     t0 = time.perf_counter()
     spec = load_kernel(kernel)
-    if not (isinstance(tol, (int, float)) and tol > 0):
+    if tol is None:      # the kernel's own where it has one (atomics sum in another order), else the default
+        tol = spec.tolerance if spec.tolerance is not None else DEFAULT_TOL
+    if isinstance(tol, bool) or not (isinstance(tol, (int, float)) and tol > 0):
         raise KernelConfigError(f"tolerance must be a positive number, got {tol!r}")
     M = default_size(spec, params) if M is None else M
     san = Sanitizer(spec.name, spec.fn.__code__.co_filename)
@@ -112,13 +114,7 @@ def check(kernel: str | KernelSpec, M: int | None = None, N: int | None = None, 
         raise GpusimError(f"{spec.name}: the kernel took no global array {', '.join(missing) or 'to write'}")
     inputs = {nm: san.initial.get(nm, a) for nm, a in san.globals.items()}
     ref = spec.expected(inputs, M, N, K, ALPHA, BETA)
-    if spec.tolerance is not None and tol == DEFAULT_TOL:
-        res.tol = tol = spec.tolerance       # the kernel's own (atomics sum in another order)
-    errs = {}
-    for nm, role in outputs:
-        out, want = san.globals[nm].reshape(-1).astype(np.float64), ref[nm]
-        den = float(np.linalg.norm(want))
-        errs[nm] = float(np.linalg.norm(out - want)) / den if den else float(np.linalg.norm(out - want))
+    errs = rel_errors({nm: san.globals[nm] for nm, _ in outputs}, ref)
     res.max_rel_error = max(errs.values())
     for nm, role in outputs:
         # an SGEMM's C is written whole whatever its role; an inout array elsewhere may keep elements

@@ -509,7 +509,7 @@ def print_check(res):
         console.print(f"[red]{f.kind}[/] {f.describe()}  [dim]({', '.join(f.lines)})[/]", highlight=False)
     if res.dropped:
         console.print(f"[red]... and {res.dropped} more findings not kept[/]")
-    err = f"C against numpy: ||C - ref|| / ||ref|| = {res.max_rel_error:.1e} (tolerance {res.tol:.0e})"
+    err = f"outputs against numpy: ||out - ref|| / ||ref|| = {res.max_rel_error:.1e} (tolerance {res.tol:.0e})"
     if res.ok:
         console.print(f"[green]no findings[/]; {err}")
     else:

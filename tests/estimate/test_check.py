@@ -106,7 +106,7 @@ def test_run_mode_full_runs_the_same_checks(buggy_in_kernels_py, capsys):
     assert {f["kind"] for f in out["check"]["findings"]} == {"race-raw", "race-war"}
     assert main(["run", "wrong", "--size", "64", "--mode", "full", "--no-time"]) == 1
     text = capsys.readouterr().out
-    assert "wrong result on C" in text and "warning: the simulated C (python front-end) is off numpy's" in text
+    assert "wrong result on C" in text and "warning: the simulated output (python front-end) is off numpy's" in text
     assert main(["run", "naive", "--size", "64", "--mode", "full", "--no-time"]) == 0
 
 
