@@ -622,7 +622,7 @@ def _stream_rates(result, gidx, w, l2_row_reads, sectors, hits, l1cap, arch) -> 
     per = compulsory_l2(result.trace, gidx, w, l2_row_reads, result.bases, sizes, _stream_reach(result, arch))
     return _rates(result, sectors, hits, sum(v["dram_sectors"] for v in per.values()), l1cap,
                   miss={nm: v["miss_fraction"] for nm, v in per.items()}, pending={nm: 0.0 for nm in per},
-                  pending_lines=0, l2cap=l2_capacity_bytes(arch), sample=1,
+                  pending_lines=0, l2cap=arch.l2_bytes, sample=1,
                   schedule="compulsory misses (gpusim.memory.stream)")
 
 
@@ -635,7 +635,7 @@ def _sizes_from_bases(bases: dict) -> dict:
 def _mark_writebacks(trace, level, fraction: dict, bases: dict | None, sizes: dict | None):
     """Set LEVEL_DRAM on the share `fraction[array]` of each array's global store rows (error diffusion
     in program order)."""
-    from gpusim.memory.stream import _array_index, _store_rows
+    from gpusim.memory.stream import _store_rows
     if bases is None:
         raise GpusimError("writeback_fraction needs the arrays' bases")
     sizes = sizes if sizes is not None else _sizes_from_bases(bases)
@@ -643,7 +643,7 @@ def _mark_writebacks(trace, level, fraction: dict, bases: dict | None, sizes: di
     if sidx.size == 0:
         return
     sidx = sidx[np.lexsort((trace.rows["warp"][sidx], trace.rows["cta"][sidx], trace.rows["seq"][sidx]))]
-    key = _array_index(_first_active(trace.addr[trace.rows["mem"][sidx]]), bases, sizes)
+    key = _array_of(_first_active(trace.addr[trace.rows["mem"][sidx]]), bases, sizes)
     names = list(bases)
     acc = np.zeros(len(names) + 1)
     for j, k in zip(sidx, key):

@@ -23,14 +23,6 @@ import numpy as np
 SECTOR = 32
 
 
-def _array_index(first_addr: np.ndarray, bases: dict, sizes: dict) -> np.ndarray:
-    """Index of each row's array in `bases`' order (-1: none), by its first active byte address."""
-    out = np.full(first_addr.shape, -1, np.int16)
-    for i, (nm, b) in enumerate(bases.items()):
-        out[(first_addr >= b) & (first_addr < b + sizes[nm])] = i
-    return out
-
-
 def first_touch_sectors(trace, rows: np.ndarray, weight: np.ndarray, reach: float = np.inf,
                         split: bool = False):
     """Per row (in `rows`): the weighted count of its sectors that must come from DRAM: those no earlier row
@@ -72,8 +64,8 @@ def compulsory_l2(trace, gidx: np.ndarray, w: np.ndarray, l2_reads: np.ndarray, 
     """Per array (by name): L2 sector reads, DRAM sectors (its compulsory misses, and re-reads past the L2's
     reach) and their ratio. gidx: the global-load rows, w their weights, l2_reads: each row's sectors that
     missed in L1; reach: first_touch_sectors'."""
-    from gpusim.memory.cache import _first_active
-    key = _array_index(_first_active(trace.addr[trace.rows["mem"][gidx]]), bases, sizes)
+    from gpusim.memory.cache import _array_of, _first_active
+    key = _array_of(_first_active(trace.addr[trace.rows["mem"][gidx]]), bases, sizes)
     new, far = first_touch_sectors(trace, gidx, w, reach, split=True)
     out = {}
     for i, nm in enumerate(bases):
@@ -102,13 +94,13 @@ def writeback_fractions(trace, bases: dict, sizes: dict) -> dict:
     to DRAM, each written sector once per launch (its later stores merge in the L2), capped at the
     array's size. With the working set larger than the L2 every stored line leaves it dirty; a stored
     sector that is stored again (a reduction's partial sums) is written back once."""
-    from gpusim.memory.cache import _first_active
+    from gpusim.memory.cache import _array_of, _first_active
     sidx = _store_rows(trace)
     if sidx.size == 0:
         return {}
     w = trace.rows["weight"][sidx].astype(np.float64)
     sect = trace.rows["sectors"][sidx].astype(np.float64)
-    key = _array_index(_first_active(trace.addr[trace.rows["mem"][sidx]]), bases, sizes)
+    key = _array_of(_first_active(trace.addr[trace.rows["mem"][sidx]]), bases, sizes)
     new = first_touch_sectors(trace, sidx, w)
     out = {}
     for i, nm in enumerate(bases):
