@@ -201,9 +201,10 @@ def engine_params(arch: GPU, policy: str = "gty", active_sms: int | None = None,
     p[E.P_DRAM_SHARE_FP] = max(1, round(dram_bpc * E.FP))
     # DRAM writes (write-backs of stored lines): a written byte costs what the copy bandwidth leaves of
     # two bytes' time after the read (micro/bandwidth_dram.json: read 4328.9, copy 4101.1 GB/s read+write)
+    # (a copy at twice the read rate or faster leaves writes nothing: 0, they take no bandwidth)
     per_write = 2.0 / arch.dram_copy_bandwidth_gbps - 1.0 / arch.dram_achieved_bandwidth_gbps
-    write_gbps = 1.0 / per_write if per_write > 0 else arch.dram_achieved_bandwidth_gbps
-    p[E.P_DRAM_WRITE_SHARE_FP] = max(1, round(min(write_gbps * 1e9 / n_sm / hz, l2_bpc) * E.FP))
+    p[E.P_DRAM_WRITE_SHARE_FP] = (max(1, round(min(1e9 / per_write / n_sm / hz, l2_bpc) * E.FP))
+                                  if per_write > 0 else 0)
     # global stores into the L2, per sector, at the SM's share of the chip's write rates (micro/l2_write.json:
     # whole sectors, 4 B in each of a line's sectors, 4 B in one sector per line); 0 leaves them free
     for k, rate in ((E.P_WRITE_FULL_FP, arch.l2_write_gsectors_per_s),
@@ -312,7 +313,8 @@ def _write_kinds(trace: Trace, take: np.ndarray, cls: np.ndarray) -> np.ndarray:
     if st.size == 0:
         return kind
     _, _, nbytes, _, _ = TABLE.arrays()
-    lanes = np.unpackbits(rows["mask"][st].astype(">u4").view(np.uint8).reshape(-1, 4), axis=1).sum(axis=1)
+    mem = rows["mem"][st]
+    lanes = np.where(mem >= 0, (trace.addr[np.maximum(mem, 0)] >= 0).sum(axis=1), 0)   # lanes with an address
     written = lanes * nbytes[rows["op"][st].astype(np.int64)]
     sec, lines = rows["sectors"][st].astype(np.int64), rows["lines"][st].astype(np.int64)
     partial = written < 32 * sec
