@@ -149,16 +149,13 @@ def _rank_agreement(sim: dict, rec: dict) -> tuple[bool | None, float | None]:
 
 
 def ladder_of(label: str) -> str:
-    """The ladder a compare row's kernel (or variant label) belongs to: "sgemm", "memory" or "other"."""
-    from gpusim.kernel.spec import LADDERS
-    base = label.split("[")[0].split("_v")[0]
-    for name, members in LADDERS.items():
-        if label in members or base in members:
-            return name
+    """The ladder a compare row's kernel (or variant label, "KERNEL-PARAMS") belongs to: "sgemm",
+    "memory", or "other" for a label that names no kernel."""
+    from gpusim.errors import UnknownKernel
+    from gpusim.kernel.spec import get_kernel
     try:
-        from gpusim.kernel.spec import get_kernel
-        return get_kernel(base).ladder() or "other"
-    except Exception:   # noqa: BLE001 - a variant label that names no kernel: not in a ladder
+        return get_kernel(label.split("-")[0]).ladder() or "other"
+    except UnknownKernel:
         return "other"
 
 

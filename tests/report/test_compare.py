@@ -12,6 +12,7 @@ def _rows(times):
 def test_ladders_are_told_apart():
     assert ladder_of("regtile2d") == "sgemm" and ladder_of("dbuf") == "sgemm"
     assert ladder_of("transpose_pad") == "memory"
+    assert ladder_of("coalesced-BLOCKSIZE16") == "sgemm" and ladder_of("nosuchkernel") == "other"
 
 
 def test_the_summary_splits_by_ladder():
