@@ -68,3 +68,20 @@ def transpose_grid_period(M, N, K, TILE, ROWS):
     """x: A moves TILE columns, B TILE rows (TILE*M floats); y: A moves TILE rows (TILE*N floats),
     B TILE columns."""
     return align_period(TILE, TILE * M), align_period(TILE * N, TILE)
+
+
+def stride_grid(M, N, BLOCK, GRID):
+    """A grid-stride reduction's blocks: G = min(GRID, M*N/BLOCK), enough to fill the GPU, none idle."""
+    return min(GRID, M * N // BLOCK)
+
+
+def require_grid_stride(name: str, M, N, BLOCK, GRID):
+    """A grid-stride reduction's refusals: warps of BLOCK threads folded by shuffles, and every thread the
+    same number of trips (the CTAs must repeat for the sampler)."""
+    require_block(name, BLOCK, "BLOCK")
+    require_pow2(name, BLOCK // 32, "BLOCK/32")
+    require(GRID > 0 and GRID <= 2**31 - 1, name, f"GRID={GRID} blocks is outside 1..2^31-1")
+    require_multiple(name, M * N, "M*N", BLOCK, "BLOCK")
+    G = stride_grid(M, N, BLOCK, GRID)
+    require_multiple(name, M * N, "M*N", G * BLOCK, "G*BLOCK (G = min(GRID, M*N/BLOCK) blocks; every "
+                     "thread the same trips)")

@@ -9,16 +9,12 @@ is exact only to float32 rounding of G terms (tolerance 1e-3).
 """
 import numpy as np
 
-from gpusim.kernel import Arg, KernelSpec, align_period, require
-from kernels_py._common import require_block, require_multiple, require_pow2
+from gpusim.kernel import Arg, KernelSpec, align_period
+from kernels_py._common import require_grid_stride, stride_grid
 
 NAME = "reduce_atomic"
 BLOCK0, GRID0 = 256, 1024
 
-
-def grid_size(M, N, BLOCK, GRID):
-    """G = min(GRID, M*N/BLOCK): enough blocks to fill the GPU, none without work."""
-    return min(GRID, M * N // BLOCK)
 
 
 def reduce_atomic(k, M, N, A, out, BLOCK=256, GRID=1024):
@@ -53,13 +49,7 @@ def reduce_atomic(k, M, N, A, out, BLOCK=256, GRID=1024):
 
 
 def _check(M, N, K, BLOCK, GRID):
-    require_block(NAME, BLOCK, "BLOCK")
-    require_pow2(NAME, BLOCK // 32, "BLOCK/32")
-    require(GRID > 0 and GRID <= 2**31 - 1, NAME, f"GRID={GRID} blocks is outside 1..2^31-1")
-    require_multiple(NAME, M * N, "M*N", BLOCK, "BLOCK")
-    G = grid_size(M, N, BLOCK, GRID)
-    require_multiple(NAME, M * N, "M*N", G * BLOCK, "G*BLOCK (G = min(GRID, M*N/BLOCK) blocks; every "
-                     "thread the same trips)")
+    require_grid_stride(NAME, M, N, BLOCK, GRID)
 
 
 def _reference(inputs, M, N, K, alpha, beta):
@@ -68,7 +58,7 @@ def _reference(inputs, M, N, K, alpha, beta):
 
 SPEC = KernelSpec(
     name=NAME, fn=reduce_atomic, params={"BLOCK": BLOCK0, "GRID": GRID0},
-    launch=lambda M, N, K, BLOCK, GRID: ((grid_size(M, N, BLOCK, GRID), 1, 1), (BLOCK, 1, 1)),
+    launch=lambda M, N, K, BLOCK, GRID: ((stride_grid(M, N, BLOCK, GRID), 1, 1), (BLOCK, 1, 1)),
     check=_check,
     # one CTA step moves its first element of A by BLOCK floats
     grid_period=lambda M, N, K, BLOCK, GRID: (align_period(BLOCK), 1),

@@ -13,15 +13,11 @@ unequal trips per thread the CTAs would not repeat (the sampler needs them to).
 import numpy as np
 
 from gpusim.kernel import Arg, KernelSpec, align_period, require
-from kernels_py._common import require_block, require_multiple, require_pow2
+from kernels_py._common import require_grid_stride, stride_grid
 
 NAME = "reduce_shfl"
 BLOCK0, GRID0 = 256, 1024
 
-
-def grid_size(M, N, BLOCK, GRID):
-    """G = min(GRID, M*N/BLOCK): enough blocks to fill the GPU, none without work."""
-    return min(GRID, M * N // BLOCK)
 
 
 def reduce_shfl(k, M, N, A, out, BLOCK=256, GRID=1024):
@@ -56,27 +52,21 @@ def reduce_shfl(k, M, N, A, out, BLOCK=256, GRID=1024):
 
 
 def _check(M, N, K, BLOCK, GRID):
-    require_block(NAME, BLOCK, "BLOCK")
-    require_pow2(NAME, BLOCK // 32, "BLOCK/32")
-    require(GRID > 0 and GRID <= 2**31 - 1, NAME, f"GRID={GRID} blocks is outside 1..2^31-1")
-    require_multiple(NAME, M * N, "M*N", BLOCK, "BLOCK")
-    G = grid_size(M, N, BLOCK, GRID)
-    require_multiple(NAME, M * N, "M*N", G * BLOCK, "G*BLOCK (G = min(GRID, M*N/BLOCK) blocks; every "
-                     "thread the same trips)")
+    require_grid_stride(NAME, M, N, BLOCK, GRID)
     require(BLOCK == BLOCK0 and GRID == GRID0, NAME,
             f"out holds one sum per block for BLOCK={BLOCK0}, GRID={GRID0} (its length is fixed by the "
             f"argument list, which sees no parameters); got BLOCK={BLOCK}, GRID={GRID}")
 
 
 def _reference(inputs, M, N, K, alpha, beta):
-    G = grid_size(M, N, BLOCK0, GRID0)
+    G = stride_grid(M, N, BLOCK0, GRID0)
     A = inputs["A"].astype(np.float64).reshape(-1, G, BLOCK0)      # (trips, blocks, threads)
     return {"out": A.sum(axis=(0, 2))}
 
 
 SPEC = KernelSpec(
     name=NAME, fn=reduce_shfl, params={"BLOCK": BLOCK0, "GRID": GRID0},
-    launch=lambda M, N, K, BLOCK, GRID: ((grid_size(M, N, BLOCK, GRID), 1, 1), (BLOCK, 1, 1)),
+    launch=lambda M, N, K, BLOCK, GRID: ((stride_grid(M, N, BLOCK, GRID), 1, 1), (BLOCK, 1, 1)),
     check=_check,
     # one CTA step moves its first element of A by BLOCK floats and out by one
     grid_period=lambda M, N, K, BLOCK, GRID: (align_period(BLOCK, 1), 1),
@@ -84,7 +74,7 @@ SPEC = KernelSpec(
     summary="per-block sums: grid-stride loop, warp shuffles, one barrier",
     source="kernels_cuda/reduce_shfl.cu",
     args=(Arg("M", "i32"), Arg("N", "i32"), Arg("A", "ptr", lambda M, N, K: M * N, "in"),
-          Arg("out", "ptr", lambda M, N, K: grid_size(M, N, BLOCK0, GRID0), "out")),
+          Arg("out", "ptr", lambda M, N, K: stride_grid(M, N, BLOCK0, GRID0), "out")),
     reference=_reference,
     flops=lambda M, N, K: M * N,
     notes=("M*N a multiple of G*BLOCK: every thread runs the same number of grid-stride trips",),
