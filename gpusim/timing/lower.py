@@ -313,8 +313,8 @@ def _write_kinds(trace: Trace, take: np.ndarray, cls: np.ndarray) -> np.ndarray:
     if st.size == 0:
         return kind
     _, _, nbytes, _, _ = TABLE.arrays()
-    mem = rows["mem"][st]
-    lanes = np.where(mem >= 0, (trace.addr[np.maximum(mem, 0)] >= 0).sum(axis=1), 0)   # lanes with an address
+    # the lanes on, from the row's mask (a hand-made trace may carry no addresses)
+    lanes = np.unpackbits(rows["mask"][st].astype(">u4").view(np.uint8).reshape(-1, 4), axis=1).sum(axis=1)
     written = lanes * nbytes[rows["op"][st].astype(np.int64)]
     sec, lines = rows["sectors"][st].astype(np.int64), rows["lines"][st].astype(np.int64)
     partial = written < 32 * sec
