@@ -10,7 +10,7 @@ Seeds: 000 (tiled / register-blocked kernels), 003 (2-D register tiling), 004 (s
 import pytest
 
 import gpusim
-from gpusim.kernel.opcodes import TABLE, SPACE_GLOBAL
+from gpusim.testing import array_counters, assert_sectors_per_request
 
 
 def sim(kernel, size, **params):
@@ -25,42 +25,23 @@ def ffma(r):
 
 
 def ab_loads_per_output(r):
-    """Global values of A and B read per output: the seeds count those; beta*C reads C once more."""
-    c_reads = r.M * r.N if gpusim.get_kernel(r.kernel).uses_alpha_beta else 0
-    return (r.metrics["gpusim__values_mem_global_op_ld.sum"] - c_reads) / (r.M * r.N)
-
-
-def ldg_sectors_by_array(r):
-    """{array name: set of sectors-per-request values} over the simulated CTAs' global loads."""
-    t = r.trace
-    space, is_store, _, _, _ = TABLE.arrays()
-    op = t.rows["op"].astype(int)
-    sel = (space[op] == SPACE_GLOBAL) & ~is_store[op]
-    out = {}
-    ends = sorted(r.bases.items(), key=lambda kv: kv[1])
-    for row in t.rows[sel]:
-        a = t.addr[row["mem"]]
-        first = a[a >= 0][0]
-        name = [n for n, b in ends if b <= first][-1]
-        out.setdefault(name, set()).add(int(row["sectors"]))
-    return out
+    """Global values of A and B read per output (the seeds count those; C is read apart)."""
+    return sum(array_counters(r, nm)["values"] for nm in ("A", "B")) / (r.M * r.N)
 
 
 def test_coalesced_b_is_4_sectors_a_is_broadcast_seed004():
     """Seed 004: a warp's 32 consecutive floats of B are 4 sectors; A's one shared float is 1."""
-    r = gpusim.simulate("coalesced", 256, keep_trace=True)
-    s = ldg_sectors_by_array(r)
-    assert s["B"] == {4}
-    assert s["A"] == {1}
+    r = gpusim.simulate("coalesced", 256)
+    assert_sectors_per_request(r, "B", 4)
+    assert_sectors_per_request(r, "A", 1)
 
 
 def test_naive_walks_down_a_column_of_a_seed004():
     """Seed 004's premise: in the naive kernel a warp's A load is 32 rows apart: 32 sectors,
     and its B load is one float for all lanes: 1 sector."""
-    r = gpusim.simulate("naive", 256, keep_trace=True)
-    s = ldg_sectors_by_array(r)
-    assert s["A"] == {32}
-    assert s["B"] == {1}
+    r = gpusim.simulate("naive", 256)
+    assert_sectors_per_request(r, "A", 32)
+    assert_sectors_per_request(r, "B", 1)
 
 
 @pytest.mark.parametrize("size", [256, 1024])

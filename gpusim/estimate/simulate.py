@@ -27,6 +27,7 @@ from gpusim.estimate.registers import ptxas_info
 from gpusim.kernel.context import Ctx, Sampler
 from gpusim.kernel.spec import gemm_args, get_kernel, KernelSpec
 from gpusim.memory.counters import count_metrics
+from gpusim.memory import attribution
 from gpusim.trace.trace import Trace, trace_from_ctx
 
 ALIGN = 1 << 21           # cudaMalloc returns at least 256-B aligned blocks; we use 2 MiB
@@ -55,6 +56,10 @@ class SimResult:
     ctas_simulated: int
     wall_s: float
     bases: dict = field(default_factory=dict)   # array name -> base byte address
+    # memory counters per array (global arrays by their argument names; shared ones by the Python kernel's
+    # names, or "shared" for the SASS) and per memory instruction: gpusim.memory.attribution
+    by_array: dict = field(default_factory=dict)
+    by_instruction: list = field(default_factory=list)
     max_rel_error: float | None = None       # full mode: ||out - ref|| / ||ref||, the worst output
     trace: Trace | None = None
     notes: list = field(default_factory=list)
@@ -348,6 +353,10 @@ def simulate(kernel: str | KernelSpec, M: int, N: int | None = None, K: int | No
         "sm__maximum_warps_per_active_cycle_pct": occ.theoretical_occupancy_pct,
         "launch__waves_per_multiprocessor": occ.waves(n_ctas, gpu.sm_count),
     })
+    regions = {nm: (bases[nm], nb) for nm, nb in array_bytes(spec, M, N, K).items()}
+    sass_text = {ins.pc: ins.text for ins in prog.instrs} if frontend == "sass" else None
+    arrays_seen = attribution.by_array(trace, regions, trace.shared_regions)
+    instructions = attribution.by_instruction(trace, regions, trace.shared_regions, sass_text)
     err = None
     if ptx and (ptx.get("spill_stores") or ptx.get("spill_loads")):
         notes.append(f"ptxas spills {ptx.get('spill_stores', 0)} B of stores and {ptx.get('spill_loads', 0)} B of "
@@ -362,5 +371,5 @@ def simulate(kernel: str | KernelSpec, M: int, N: int | None = None, K: int | No
     if not sampled:
         err = max(rel_errors(arrays, spec.expected(initial, M, N, K, alpha, beta)).values())
     return SimResult(spec.name, gpu.name, M, N, K, p, grid, block, mode, metrics, per_op, occ, reg_src,
-                     len(ctas), time.perf_counter() - t0, bases, err, trace if keep_trace else None, notes,
-                     frontend, warned, gpu)
+                     len(ctas), time.perf_counter() - t0, bases, arrays_seen, instructions, err,
+                     trace if keep_trace else None, notes, frontend, warned, gpu)

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import contextlib
 import math
+import os
+import sys
 from dataclasses import dataclass
 
 import numpy as np
@@ -95,6 +97,14 @@ def align_period(*elem_strides: int, elem_bytes: int = 4, line_bytes: int = 128)
     return period
 
 
+def _caller_line() -> str:
+    """'file.py:line' of the kernel code that issued the access: the first frame outside this module."""
+    f = sys._getframe(2)
+    while f is not None and f.f_code.co_filename == __file__:
+        f = f.f_back
+    return f"{os.path.basename(f.f_code.co_filename)}:{f.f_lineno}" if f is not None else "?"
+
+
 class GlobalArray:
     """A float32 array in global memory; `+ n` is pointer arithmetic (in elements)."""
 
@@ -157,6 +167,8 @@ class Ctx:
         self.r_exec: list = []
         self.r_addr: list = []
         self.r_weight: list[int] = []
+        self.r_site: list = []          # memory instructions: the kernel's "file.py:line" that issued them
+        self.shared_layout: dict = {}   # shared array name -> (first byte, bytes)
 
     # ---- memory objects ----
     def global_array(self, name: str, data: np.ndarray, base_addr: int) -> GlobalArray:
@@ -171,6 +183,7 @@ class Ctx:
         if self.shared_bytes > self._shared_limit:
             raise LaunchError(f"{self.kernel}: {self.shared_bytes} B of static shared memory per block "
                               f"exceeds the preset's {self._shared_limit} B")
+        self.shared_layout[name] = (base, 4 * int(size))
         return SharedArray(self, name, int(size), base)
 
     # ---- control ----
@@ -406,6 +419,7 @@ class Ctx:
         self.r_exec.append(self._exec)
         self.r_addr.append(addr)
         self.r_weight.append(self._weight)
+        self.r_site.append(_caller_line() if addr is not None else None)
         return len(self.r_op) - 1
 
     def _cta(self):

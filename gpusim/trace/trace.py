@@ -39,6 +39,11 @@ class Trace:
     rows: np.ndarray                      # ROW_DTYPE
     addr: np.ndarray                      # (n_mem, 32) int64
     opcodes: list[str] = field(default_factory=list)   # opcode id -> name
+    # the Python front-end's memory rows: which source line issued each ("file.py:line" in site_names;
+    # -1 for other rows). The SASS front-end's rows carry their pc instead.
+    site: np.ndarray | None = None
+    site_names: list[str] = field(default_factory=list)
+    shared_regions: dict = field(default_factory=dict)   # Python kernels: shared array -> (first byte, bytes)
 
     def __len__(self):
         return len(self.rows)
@@ -71,7 +76,19 @@ class Trace:
             r["mem"] = np.where(r["mem"] >= 0, r["mem"] + offset, -1)
             offset += t.addr.shape[0]
             rows.append(r)
-        return Trace(np.concatenate(rows), np.concatenate([t.addr for t in traces]), list(TABLE.ids))
+        site, names = None, []
+        if any(t.site is not None for t in traces):      # one table of source lines for all
+            index: dict = {}
+            parts = []
+            for t in traces:
+                ids = np.array([index.setdefault(n, len(index)) for n in t.site_names] + [-1], np.int32)
+                parts.append(ids[t.site] if t.site is not None else np.full(len(t.rows), -1, np.int32))
+            site, names = np.concatenate(parts), list(index)
+        regions = {}
+        for t in traces:
+            regions.update(t.shared_regions)
+        return Trace(np.concatenate(rows), np.concatenate([t.addr for t in traces]), list(TABLE.ids),
+                     site, names, regions)
 
 
 def _pack(mask: np.ndarray, warps: int) -> np.ndarray:
@@ -116,8 +133,12 @@ def trace_from_ctx(k, cta: int) -> Trace:
     mem_instr = np.array([a is not None for a in k.r_addr], bool)
     rows["mem"] = -1
     is_mem_row = mem_instr[ii]
+    site_names = sorted({s for s in k.r_site if s is not None})
+    lookup = {n: i for i, n in enumerate(site_names)}
+    site = np.array([lookup[s] if s is not None else -1 for s in k.r_site] or [-1], np.int32)[ii] \
+        if len(ii) else np.zeros(0, np.int32)
     if not is_mem_row.any():
-        return Trace(rows, np.zeros((0, 32), np.int64), list(TABLE.ids))
+        return Trace(rows, np.zeros((0, 32), np.int64), list(TABLE.ids), site, site_names, dict(k.shared_layout))
     mem_ids = np.flatnonzero(mem_instr)
     full = np.full((len(mem_ids), W * 32), -1, np.int64)
     full[:, :T] = np.stack([k.r_addr[i] for i in mem_ids])
@@ -126,7 +147,7 @@ def trace_from_ctx(k, cta: int) -> Trace:
     addr = full.reshape(len(mem_ids), W, 32)[slot[ii[is_mem_row]], ww[is_mem_row]]
     rows["mem"][is_mem_row] = np.arange(addr.shape[0])
     cost_rows(rows, addr)
-    return Trace(rows, addr, list(TABLE.ids))
+    return Trace(rows, addr, list(TABLE.ids), site, site_names, dict(k.shared_layout))
 
 
 def cost_rows(rows: np.ndarray, addr: np.ndarray):
