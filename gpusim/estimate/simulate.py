@@ -223,12 +223,16 @@ def run_cta(spec, p, gpu, grid, block, bidx, weight, sampler, arrays, bases, pro
 
 def simulate(kernel: str | KernelSpec, M: int, N: int | None = None, K: int | None = None, *,
              arch: str | GPU = "h200", params: dict | None = None, mode: str = "auto",
-             alpha: float = 1.0, beta: float = 0.5, seed: int = 0, keep_trace: bool = False,
+             alpha: float | None = None, beta: float | None = None, seed: int = 0, keep_trace: bool = False,
              progress=None, frontend: str = "auto", sanitizer=None, warn=None) -> SimResult:
     """Simulate `kernel` on an M x N x K problem and return its counters (ncu names).
 
+    What it computes is the kernel's own (its spec's `computes`; an SGEMM's C = alpha*A*B + beta*C).
     The kernel's arrays (its spec's `arguments`: A, B, C of an SGEMM) start random in [-1, 1); its
-    i32 arguments are M, N, K and its f32 ones alpha and beta.
+    i32 arguments are M, N, K and its f32 ones alpha and beta, by default as the recorded CUDA
+    launches pass them (KernelSpec.launch_scalars: 1.5 and 0.5; 1 and 0 for an SGEMM computing
+    C = A*B). The counts do not depend on them: a kernel that reads C for beta*C reads it whatever
+    beta is, in the SASS as in its CUDA source, and its counts include that read.
 
     mode: "full" (every CTA and iteration, and C checked against numpy),
     "sampled" (exact totals from CTA classes and loop residues), or "auto"
@@ -255,6 +259,9 @@ def simulate(kernel: str | KernelSpec, M: int, N: int | None = None, K: int | No
     M, N, K = int(M), int(N), int(K)
     check_size(spec.name, M, N, K, allocates=False, spec=spec)
     p = spec.resolve(params)
+    if alpha is None or beta is None:
+        a0, b0 = spec.launch_scalars()
+        alpha, beta = a0 if alpha is None else alpha, b0 if beta is None else beta
     spec.check(M, N, K, **p)
     grid, block = spec.launch(M, N, K, **p)
     grid, block = tuple(grid) + (1,) * (3 - len(grid)), tuple(block) + (1,) * (3 - len(block))

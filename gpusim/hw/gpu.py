@@ -14,10 +14,10 @@ import statistics
 import numpy as np
 
 from gpusim.errors import GpusimError
+from gpusim.kernel.spec import LAUNCH_ALPHA as ALPHA, LAUNCH_BETA as BETA   # C = alpha*A*B + beta*C
 
 CHECK_TOL = 1e-5          # relative Frobenius error; FP32 sums over K=4096 land near 1e-6
 GUARD = 4096              # floats of NaN after C, to catch writes past its end
-ALPHA, BETA = 1.5, 0.5    # for kernels computing C = alpha*A*B + beta*C
 
 
 class NoGpu(GpusimError):

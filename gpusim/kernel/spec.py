@@ -23,6 +23,11 @@ ARG_KINDS = ("i32", "f32", "ptr")
 ARG_ROLES = ("in", "out", "inout")
 
 
+# alpha and beta of the recorded launches (gpusim.hw.gpu), and simulate()'s defaults: non-zero and not one,
+# so that a kernel that drops either term computes a wrong result the checks see
+LAUNCH_ALPHA, LAUNCH_BETA = 1.5, 0.5
+
+
 @dataclass(frozen=True)
 class Arg:
     """One argument of a kernel, in the order of the CUDA twin's parameter list.
@@ -87,6 +92,11 @@ class KernelSpec:
     @property
     def arguments(self) -> tuple:
         return self.args if self.args is not None else gemm_args(self.uses_alpha_beta)
+
+    def launch_scalars(self) -> tuple[float, float]:
+        """(alpha, beta) as the recorded CUDA launches pass them (gpusim.hw.gpu): 1.5 and 0.5, or 1 and 0
+        for an SGEMM that computes C = A*B (its alpha and beta are unused)."""
+        return (1.0, 0.0) if self.is_gemm and not self.uses_alpha_beta else (LAUNCH_ALPHA, LAUNCH_BETA)
 
     @property
     def is_gemm(self) -> bool:

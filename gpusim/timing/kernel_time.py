@@ -217,7 +217,7 @@ def window_trace(result, block_idx: list, window: int | None, seed: int = 0):
         mem = F.memory(array_bytes(spec, M, N, K), bases)
         traces, trips, rec = [], 0, 0
         for i, b in enumerate(block_idx):
-            t, _notes, loops = F.run_cta(prog, result.grid, result.block, b, 1, mem, (M, N, K, 1.0, 0.5), bases, i,
+            t, _notes, loops = F.run_cta(prog, result.grid, result.block, b, 1, mem, (M, N, K, *spec.launch_scalars()), bases, i,
                                          sample_loops=False, window=window, loop_trips=True, args=spec.arguments)
             traces.append(t)
             if loops:
@@ -239,7 +239,7 @@ def build_window(result, block_idx: list, window: int | None, seed: int = 0):
     arrays, bases = allocate(M, N, K, seed, spec)
     sampler = _TripSampler(window)
     traces = [run_cta(spec, result.params, gpu, result.grid, result.block, b, 1, sampler, arrays, bases,
-                      (M, N, K, 1.0, 0.5), i)[0] for i, b in enumerate(block_idx)]
+                      (M, N, K, *spec.launch_scalars()), i)[0] for i, b in enumerate(block_idx)]
     trips = max(sampler.trips) if sampler.trips else 0
     return Trace.concat(traces), trips
 
