@@ -18,8 +18,8 @@ from gpusim.errors import GpusimError
 
 SWEEP_EXTRA = "pip install 'gpusim[sweep]'"
 
-# the speed-of-light figures predict() gives (% of each unit's peak), as print_prediction shows them:
-# the unit nearest its peak is the point's binding limit
+# the speed-of-light figures predict() gives (% of each unit's peak), as `gpusim run`'s SpeedOfLight section
+# shows them: the unit nearest its peak is the point's binding limit
 SPEED_OF_LIGHT = (("smsp__issue_active.avg.pct_of_peak_sustained_active", "issue"),
                   ("gpusim__pipe_fma_issue.pct", "FMA pipe"),
                   ("gpusim__pipe_alu_issue.pct", "ALU pipe"),

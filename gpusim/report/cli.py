@@ -108,6 +108,9 @@ def cmd_run(a):
         raise GpusimError(f"{a.kernel}: --window takes a positive number of loop trips, got {a.window}")
     if a.plot and a.no_time:
         raise GpusimError(f"{a.kernel}: --plot draws the prediction's stalls and roofline: it cannot go with --no-time")
+    if a.section and a.json:
+        raise GpusimError(f"{a.kernel}: --section picks what the text report shows: --json prints every figure")
+    sections = render.pick_sections(a.section, timed=not a.no_time, trace=a.trace)
     gpu = _arch(a)      # the preset, with --set's fields changed
     # the outputs' folders before the simulation, not after minutes of it
     for flag, path in (("--save-trace", a.save_trace), ("--timeline", a.timeline), ("--plot", a.plot)):
@@ -145,7 +148,7 @@ def cmd_run(a):
         with render.progress_bar("timing the --trace window", enabled=not a.json):
             window = time_window(r, pred, trips=a.window)
         path = a.timeline or f"traces/sim/{r.kernel}_{r.M}x{r.N}x{r.K}.json"
-        shown = _write(path, lambda: write_timeline(window, path), r.kernel)
+        shown = _write(path, lambda: write_timeline(window, path, clock_mhz=gpu.sm_clock_max_mhz), r.kernel)
     if a.plot:
         _write(a.plot, lambda: plots.plot_run(a.plot, r, pred, gpu, render.h200_record(r)), r.kernel)
     if a.json:
@@ -169,15 +172,22 @@ def cmd_run(a):
             out["timeline"] = {"path": str(path), "window": window.describe(), **shown}
         if checked is not None:
             out["check"] = checked.to_json()
+        if a.by_array:
+            out["by_array"] = r.by_array
+        if a.source:
+            out["by_instruction"] = r.by_instruction
         out["warnings"] = list(r.warnings) + _jit_notices()   # those the records' reading above added too
         print(json.dumps(out, indent=1))
     else:
         r.warnings += _jit_notices()
-        render.print_summary(r, pred, checked)
+        render.print_summary(r, pred, checked, sections)
+        if a.by_array or a.source:
+            from gpusim.report.memory_view import print_memory_views
+            print_memory_views(r, a.by_array, a.source)
         if a.save_trace:
             render.console.print(f"trace written to {a.save_trace}")
         if window is not None:
-            render.print_window(window, path, shown)
+            render.print_window(window, path, shown, table="warps" in sections)
         if a.plot:
             render.console.print(f"plot written to {a.plot}")
     # --mode full fails (exit 1) on a sanitizer finding or a wrong C, as gpusim check does
@@ -229,6 +239,14 @@ def cmd_compare(a):
         plots.require()
     rows = []
     sizes = [a.size] if a.size is not None else [1024, 2048, 4096]
+    if a.record:                   # the user's own records (or raw ncu exports) instead of the committed ones
+        if a.kernels or a.size is not None or a.variants:
+            raise GpusimError("compare: --record brings its own launches; it takes no kernels, --size or --variants")
+        from gpusim.report.compare import compare_records
+        records = _given_records(a.record, quiet=a.json)
+        with render.progress_bar("simulating the recorded launches", enabled=not a.json):
+            rows = compare_records(records, sim_fn=None if a.no_time else timed_sim)
+        sizes = []
     for size in sizes:
         with render.progress_bar(f"simulating at {size}" if a.no_time else _engine_step(f"simulating at {size}"),
                                  enabled=not a.json):
@@ -239,8 +257,12 @@ def cmd_compare(a):
     if a.json:
         print(json.dumps({"rows": rows, "summary": summary} if summary else rows, indent=1))
     else:
-        render.print_compare(rows, "simulated vs recorded on the H200 (traces/hw/h200" +
-                             ("/variants: the held-out set)" if a.variants else ")"))
+        from gpusim.report.compare import point_summary
+        title = "simulated vs recorded on the H200 (traces/hw/h200" + (
+            "/variants: the held-out set)" if a.variants else ")")
+        if a.detail:        # every metric of every point, then the summary where it is seen
+            render.print_compare(rows, title)
+        render.print_compare_summary(point_summary(rows), title)
         if summary:
             render.print_timing_summary(summary)
     if a.plot:
@@ -248,6 +270,24 @@ def cmd_compare(a):
         if not a.json:
             render.console.print(f"plot written to {a.plot}")
     return 0
+
+
+def _given_records(paths, quiet: bool = False) -> list:
+    """Records from files: a record's JSON as `gpusim hw import` writes it, or a raw ncu CSV export
+    imported on the spot (kernel and size matched by name and launch shape; how is printed)."""
+    from gpusim.report.records import load_record, validate_record
+    from gpusim.hw.ncu_import import import_export
+    out = []
+    for path in paths:
+        if path.endswith(".json"):
+            out.append(load_record(path))
+            continue
+        recs, notes = import_export(path)
+        if not quiet:
+            for n in notes:
+                print(f"gpusim: {n}", file=sys.stderr)
+        out += [validate_record(r, path) for r in recs]
+    return out
 
 
 def _sweep_sizes(a) -> list:
@@ -329,6 +369,38 @@ def cmd_hw_record(a):
     return 0
 
 
+def cmd_hw_import(a):
+    """A user's ncu raw-page CSV export made into gpusim records (no GPU needed)."""
+    from gpusim.hw.ncu_import import import_export
+    from gpusim.report.records import dump_record, record_name
+    from gpusim.kernel import get_kernel
+    if a.kernel:
+        get_kernel(a.kernel)
+    elif a.param:
+        raise GpusimError("hw import: --param needs --kernel")
+    given = any(v is not None for v in (a.size, a.M, a.N, a.K))
+    mnk = _sizes(a) if given else None
+    if a.time_ms is not None and not (a.time_ms > 0):
+        raise KernelConfigError(f"hw import: --time-ms must be a positive number, got {a.time_ms}")
+    recs, notes = import_export(a.csv, kernel=a.kernel, params=_params(a.param, a.kernel) or None,
+                                mnk=mnk, time_ms=a.time_ms, launch=a.launch,
+                                command="gpusim " + " ".join(sys.argv[1:]))
+    for n in notes:
+        print(f"gpusim: {n}", file=sys.stderr)
+    out = Path(a.out)
+    if out.suffix == ".json" and len(recs) > 1:
+        raise GpusimError(f"hw import: {len(recs)} launches imported; -o takes a folder for more than one")
+    for r in recs:
+        dest = out if out.suffix == ".json" else \
+            out / record_name(r["kernel"], r["M"], r["params"], dict(get_kernel(r["kernel"]).params))
+        if r["M"] != r["N"] or r["N"] != r["K"]:
+            dest = dest.with_name(f"{r['kernel']}_{r['M']}x{r['N']}x{r['K']}.json") if out.suffix != ".json" else dest
+        dump_record(r, dest)
+        print(f"{r['kernel']:12s} {r['M']}x{r['N']}x{r['K']}  {r['time_ms_median']:10.4f} ms  "
+              f"{len(r['ncu']['metrics'])} metrics  -> {dest}")
+    return 0
+
+
 def cmd_check(a):
     from gpusim.estimate.check import check
     from gpusim.report import render
@@ -354,15 +426,17 @@ class _Parser(argparse.ArgumentParser):
 def build_parser():
     ap = _Parser(prog="gpusim", description="warp-level GPU simulator for SGEMM kernels")
     from gpusim import __version__
+    from gpusim.report.render import SECTIONS
     ap.add_argument("--version", action="version", version=f"gpusim {__version__}")
-    sub = ap.add_subparsers(dest="cmd", required=True)
+    sub = ap.add_subparsers(dest="cmd", required=True, metavar="COMMAND", help="what to do (gpusim COMMAND "
+                            "--help for its options)")
 
     r = sub.add_parser("run", help="simulate a kernel and print its counters")
-    r.add_argument("kernel")
+    r.add_argument("kernel", help="a kernel of `gpusim list`")
     r.add_argument("--size", type=int, help=f"M = N = K (default {DEFAULT_SIZE})")
-    r.add_argument("--M", type=int)
-    r.add_argument("--N", type=int)
-    r.add_argument("--K", type=int)
+    r.add_argument("--M", type=int, help="rows of C, for a launch that is not square (default: --size)")
+    r.add_argument("--N", type=int, help="columns of C (default: M)")
+    r.add_argument("--K", type=int, help="the inner dimension (default: M)")
     r.add_argument("--arch", default="h200", help="GPU preset: h200, a6000, rtx5080")
     r.add_argument("--param", action="append", metavar="NAME=VALUE", help="tile parameter, repeatable")
     r.add_argument("--set", action="append", metavar="FIELD=VALUE", help="change a field of the GPU preset "
@@ -380,9 +454,18 @@ def build_parser():
                    "(default traces/sim/KERNEL_MxNxK.json)")
     r.add_argument("--save-trace", metavar="PATH.npz", help="save the simulated CTAs' per-warp trace")
     r.add_argument("--no-time", action="store_true", help="counts only: skip the whole-kernel time prediction")
+    r.add_argument("--by-array", action="store_true", help="memory counters per array: requests, sectors or "
+                   "wavefronts per request, bank conflicts, loads and stores apart")
+    r.add_argument("--source", action="store_true", help="memory counters per instruction: each SASS "
+                   "instruction (pc and text), or each line of the Python kernel with --frontend python")
     r.add_argument("--frontend", default="auto", choices=("auto", "sass", "python"),
                    help="instruction stream: the twin's SASS (committed, cached or compiled now; auto falls back "
                         "to the Python kernel's own, and says so) or the Python kernel's own")
+    r.add_argument("--section", action="append", metavar="NAME",
+                   help="a section of the report, as Nsight Compute names them, repeatable: "
+                        + "; ".join(f"{k}: {v}" for k, v in SECTIONS.items())
+                        + "; all: every one. Default: SpeedOfLight and WarpStateStats (with --no-time: "
+                        "Occupancy and MemoryWorkloadAnalysis), and warps with --trace")
     r.set_defaults(func=cmd_run)
 
     ck = sub.add_parser("check", help="sanitize a Python kernel: out-of-bounds and misaligned accesses, "
@@ -391,9 +474,9 @@ def build_parser():
     ck.add_argument("kernel", help="a kernel of `gpusim list`, or a Python file that defines SPEC")
     ck.add_argument("--size", type=int, help="M = N = K (default: the first of 256, 512, 128, 1024, 64 "
                     "the kernel takes)")
-    ck.add_argument("--M", type=int)
-    ck.add_argument("--N", type=int)
-    ck.add_argument("--K", type=int)
+    ck.add_argument("--M", type=int, help="rows of C, for a launch that is not square")
+    ck.add_argument("--N", type=int, help="columns of C (default: M)")
+    ck.add_argument("--K", type=int, help="the inner dimension (default: M)")
     ck.add_argument("--arch", default="h200", help="GPU preset (its shared-memory limit applies)")
     ck.add_argument("--param", action="append", metavar="NAME=VALUE", help="tile parameter, repeatable")
     ck.add_argument("--tol", type=float, help="largest ||out - ref|| / ||ref|| taken as right (default: the "
@@ -405,25 +488,29 @@ def build_parser():
     ls.set_defaults(func=cmd_list)
 
     c = sub.add_parser("compare", help="simulated counters against the committed H200 records")
-    c.add_argument("kernels", nargs="*")
-    c.add_argument("--size", type=int)
-    c.add_argument("--json", action="store_true")
+    c.add_argument("kernels", nargs="*", help="kernels of `gpusim list` (default: every kernel with records)")
+    c.add_argument("--size", type=int, help="one recorded M = N = K size (default: 1024, 2048 and 4096)")
+    c.add_argument("--json", action="store_true", help="print the rows (and the timing summary) as JSON")
     c.add_argument("--no-time", action="store_true", help="counts only (no time and stall rows)")
+    c.add_argument("--detail", action="store_true", help="also every metric of every point, simulated beside "
+                   "recorded (the summary table comes last)")
     c.add_argument("--variants", action="store_true", help="the held-out set: the kernels with other tile "
                    "parameters (traces/hw/h200/variants/), none of which the model's parameters saw")
     c.add_argument("--plot", metavar="PATH.png", help="draw predicted against measured time (log-log)")
+    c.add_argument("--record", action="append", metavar="PATH", help="compare against this record instead of "
+                   "the committed ones: a record's .json (gpusim hw import) or a raw ncu CSV export; repeatable")
     c.set_defaults(func=cmd_compare)
 
     sw = sub.add_parser("sweep", help="design-space sweep: predict every combination of tile parameters, sizes, "
                         "GPU presets and preset fields, ranked fastest first")
-    sw.add_argument("kernel")
+    sw.add_argument("kernel", help="a kernel of `gpusim list`")
     sw.add_argument("--param", action="append", metavar="NAME=V1,V2,...", help="a tile parameter's values, "
                     "repeatable (the kernel's defaults for the others)")
     sw.add_argument("--size", type=int, help=f"M = N = K (default {DEFAULT_SIZE})")
     sw.add_argument("--sizes", metavar="N1,N2,...", help="several M = N = K sizes")
-    sw.add_argument("--M", type=int)
-    sw.add_argument("--N", type=int)
-    sw.add_argument("--K", type=int)
+    sw.add_argument("--M", type=int, help="rows of C, for one launch shape that is not square")
+    sw.add_argument("--N", type=int, help="columns of C (default: M)")
+    sw.add_argument("--K", type=int, help="the inner dimension (default: M)")
     sw.add_argument("--arch", default="h200", help="GPU presets, NAME[,NAME...] (h200, a6000, rtx5080)")
     sw.add_argument("--set", action="append", metavar="FIELD=V1,V2,...", help="a preset field's values, repeatable")
     sw.add_argument("--workers", type=int, help="worker processes of the local Dask cluster (default: this "
@@ -436,15 +523,33 @@ def build_parser():
     sw.add_argument("--no-time", action="store_true", help="counts and occupancy only (no time prediction)")
     sw.set_defaults(func=cmd_sweep)
 
-    hw = sub.add_parser("hw", help="hardware side (needs a GPU, cupy and nvcc)")
-    hsub = hw.add_subparsers(dest="hwcmd", required=True)
+    hw = sub.add_parser("hw", help="hardware records: record them on a GPU (needs cupy and nvcc), or import a user's ncu export")
+    hsub = hw.add_subparsers(dest="hwcmd", required=True, metavar="HWCOMMAND", help="record or import")
     rec = hsub.add_parser("record", help="build, check, time and profile the CUDA twins")
-    rec.add_argument("kernels", nargs="*")
-    rec.add_argument("--sizes", nargs="+")
+    rec.add_argument("kernels", nargs="*", help="kernels of `gpusim list` (default: every kernel)")
+    rec.add_argument("--sizes", nargs="+", help="M = N = K sizes (default: 1024 2048 4096)")
     rec.add_argument("--ncu", action="store_true", help="also collect Nsight Compute counters")
-    rec.add_argument("--param", action="append", metavar="NAME=VALUE")
+    rec.add_argument("--param", action="append", metavar="NAME=VALUE", help="tile parameter of the kernels "
+                     "named, repeatable")
     rec.add_argument("--out", help="where records go (default traces/hw/<device>)")
     rec.set_defaults(func=cmd_hw_record)
+    imp = hsub.add_parser("import", help="make records of a user's own `ncu --csv --page raw` export (no GPU "
+                          "needed); compare them with `gpusim compare --record`")
+    imp.add_argument("csv", help="the export (.csv or .csv.gz): one or many profiled launches")
+    imp.add_argument("-o", "--out", required=True, help="a folder (one record per launch, named like the "
+                     "project's) or one PATH.json")
+    imp.add_argument("--kernel", help="the gpusim kernel the launch runs (default: matched by its name)")
+    imp.add_argument("--param", action="append", metavar="NAME=VALUE", help="the launch's tile parameter, "
+                     "repeatable (default: the kernel's defaults)")
+    imp.add_argument("--size", type=int, help="M = N = K of the launch (default: the one power of two whose "
+                     "launch shape is the launch's)")
+    imp.add_argument("--M", type=int, help="M of a non-square launch")
+    imp.add_argument("--N", type=int, help="N of a non-square launch")
+    imp.add_argument("--K", type=int, help="K of a non-square launch")
+    imp.add_argument("--time-ms", type=float, help="your own CUDA-event time of the launch in ms (default: "
+                     "ncu's gpu__time_duration, and the record says so)")
+    imp.add_argument("--launch", type=int, metavar="ID", help="only the launch with this ncu ID")
+    imp.set_defaults(func=cmd_hw_import)
     return ap
 
 

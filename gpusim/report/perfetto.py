@@ -3,8 +3,15 @@
 Each warp's track is tiled, cycle by cycle, by what the engine says the warp did: an issued
 instruction is a slice one cycle long named by its SASS opcode (category "issue"), and the cycles
 between are slices named by the ncu warp state the warp was in (category "stall": long_scoreboard,
-not_selected, barrier, ...), with the opcode it waited at (args.at, where ncu's PC samples put it). Timestamps are cycles (shown as microseconds). A long window is cut at
-a cycle so that the file stays below max_events slices; the file's otherData says where.
+not_selected, barrier, ...), with the opcode it waited at (args.at, where ncu's PC samples put it). A long
+window is cut at a cycle so that the file stays below max_events slices; the file's otherData says where.
+
+Time: `ts` and `dur` are whole SM cycles, not microseconds as the trace-event format reads them, so that a
+one-cycle issue stays one unit long (at the H200's 1.98 GHz a cycle is 0.505 ns, under Perfetto's 1-ns
+resolution). A viewer's "1 us" is therefore one cycle; otherData says so (time_unit "cycles") and gives the
+preset's SM clock (clock_mhz, ns_per_cycle) to turn cycles into time. displayTimeUnit is the format's
+default, "ms", which claims no finer resolution than the file has (it was "ns", which read each cycle as
+1000 ns in viewers that honour it).
 """
 from __future__ import annotations
 
@@ -29,7 +36,9 @@ def timeline_cut(issue_cycle: np.ndarray, log: np.ndarray, log_complete: bool, m
     return cut
 
 
-def write_timeline(window, path: str | Path, max_events: int = 400_000) -> dict:
+def write_timeline(window, path: str | Path, max_events: int = 400_000, clock_mhz: float | None = None) -> dict:
+    """Writes the --trace window's timeline (module doc); clock_mhz: the preset's SM clock, for otherData.
+    Returns what it kept (the CLI prints it)."""
     t = window.timing
     rows = window.trace.rows
     log = t.state_log
@@ -55,7 +64,10 @@ def write_timeline(window, path: str | Path, max_events: int = 400_000) -> dict:
     shown = {"events": n_issue, "of": int((t.issue_cycle >= 0).sum()), "stall_intervals": len(kept),
              "last_cycle": cut - 1, "cycles": int(t.cycles)}
     Path(path).parent.mkdir(parents=True, exist_ok=True)
-    doc = json.dumps({"traceEvents": events, "displayTimeUnit": "ns",
-                      "otherData": {"window": window.describe(), **shown}})
+    unit = {"time_unit": "cycles", "ts_unit": "ts and dur are SM cycles: 1 us on a viewer's time axis is 1 cycle"}
+    if clock_mhz:
+        unit.update(clock_mhz=float(clock_mhz), ns_per_cycle=1e3 / clock_mhz)
+    doc = json.dumps({"traceEvents": events, "displayTimeUnit": "ms",
+                      "otherData": {"window": window.describe(), **unit, **shown}})
     write_atomic(path, lambda f: f.write(doc.encode()))
     return shown

@@ -27,7 +27,7 @@ def test_run_json(capsys):
 
 
 def test_run_summary(capsys):
-    assert main(["run", "naive", "--M", "64", "--N", "32", "--K", "16"]) == 0
+    assert main(["run", "naive", "--M", "64", "--N", "32", "--K", "16", "--section", "all"]) == 0
     out = capsys.readouterr().out
     assert "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum" in out
     assert "Source Counters by opcode" in out
@@ -57,7 +57,7 @@ def test_errors_are_one_line(capsys, argv, msg):
 def test_run_trace_writes_a_perfetto_timeline(tmp_path, capsys):
     """--trace prints the per-warp table and writes Chrome trace-event JSON that Perfetto opens: each
     warp's track holds its issues (one cycle, named by opcode) and its stall intervals (named by ncu
-    state), which do not overlap."""
+    state), which do not overlap. Its times are whole SM cycles, and the file says so, with the clock."""
     path = tmp_path / "t.json"
     assert main(["run", "smemtile", "--size", "256", "--trace", "--window", "2", "--timeline", str(path)]) == 0
     out = capsys.readouterr().out
@@ -75,6 +75,14 @@ def test_run_trace_writes_a_perfetto_timeline(tmp_path, capsys):
     for spans in by_warp.values():
         spans.sort()
         assert all(a[1] <= b[0] for a, b in zip(spans, spans[1:]))
+    from gpusim.arch import get_arch
+    other = doc["otherData"]
+    assert other["time_unit"] == "cycles" and other["clock_mhz"] == get_arch("h200").sm_clock_max_mhz
+    assert other["ns_per_cycle"] == pytest.approx(1e3 / other["clock_mhz"])
+    assert doc["displayTimeUnit"] == "ms"       # the format's default: no finer than the file's 1 unit = 1 cycle
+    assert all(isinstance(e["ts"], int) and isinstance(e["dur"], int) for e in slices)
+    assert max(e["ts"] + e["dur"] for e in slices) <= other["cycles"] == other["last_cycle"] + 1
+    assert "1 us on the time axis is 1 SM cycle" in " ".join(out.split())
 
 
 def test_run_trace_json_says_where_the_timeline_went(tmp_path, capsys):
@@ -150,7 +158,7 @@ def test_run_sets_every_section_beside_the_h200_record(capsys):
     value of the same ncu name: exact counts, launch figures, SASS opcodes (ncu's spelling with the
     modifier the simulator leaves off), the cache model's rates and the predictions; without one, none."""
     rec = json.loads(open("traces/hw/h200/regtile1d_4096.json").read())["ncu"]
-    assert main(["run", "regtile1d", "--size", "4096"]) == 0
+    assert main(["run", "regtile1d", "--size", "4096", "--section", "all"]) == 0
     text = capsys.readouterr().out
     req = "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"
     assert _cells(text, req)[1] == _cells(text, req)[3] == f"{int(rec['metrics'][req]):,}"
@@ -196,14 +204,14 @@ def test_run_shows_the_lsu_pipe_beside_ncus_count_of_it(capsys):
     has no H200 column."""
     rec = json.loads(open("traces/hw/h200/lsu/lsu_regtile2d_2048.json").read())["metrics"]
     lat = "sm__average_inst_latency_pipe_lsu_mem_shared_cmd_read.ratio"
-    assert main(["run", "regtile2d", "--size", "2048"]) == 0
+    assert main(["run", "regtile2d", "--size", "2048", "--section", "MemoryWorkloadAnalysis"]) == 0
     text = capsys.readouterr().out
     assert "LSU pipe" in text and _cells(text, lat)[3] == f"{rec[lat]:.3f}"
     assert main(["run", "regtile2d", "--size", "2048", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["h200"]["lsu"][lat] == rec[lat]
     assert out["lsu"][lat] > 0 and set(out["h200"]["lsu"]) == set(out["lsu"])
-    assert main(["run", "regtile2d", "--size", "1024"]) == 0
+    assert main(["run", "regtile2d", "--size", "1024", "--section", "MemoryWorkloadAnalysis"]) == 0
     text = capsys.readouterr().out
     assert len(_cells(text, lat)) == 3          # metric, unit, predicted: no record of this launch
 

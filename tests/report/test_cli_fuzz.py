@@ -14,10 +14,12 @@ FLAGS = {
             ("--frontend", ["sass", "python", "auto", "ptx"]), ("--window", ["0", "-1", "4", "x"]),
             ("--timeline", ["{tmp}/t.json", "/nonexistent/t.json", "{tmp}"]),
             ("--save-trace", ["{tmp}/s.npz", "/nonexistent/s.npz"]),
+            ("--section", ["SpeedOfLight", "all", "warps", "occupancy,SourceCounters", "Nope", ""]),
             ("--json", None), ("--trace", None), ("--no-time", None), ("--bogus", None)],
     "check": [("--size", SIZES), ("--M", SIZES), ("--param", ["BN=64", "BN", "BM=3"]),
               ("--tol", ["1e-4", "0", "-1", "x", "nan"]), ("--json", None), ("--arch", ["h200", "zz"])],
-    "compare": [("--size", ["0", "1024", "777", "x"]), ("--variants", None), ("--json", None), ("--no-time", None)],
+    "compare": [("--size", ["0", "1024", "777", "x"]), ("--variants", None), ("--json", None), ("--no-time", None),
+                ("--detail", None)],
     "list": [],
 }
 
@@ -56,7 +58,7 @@ def _cheap(args) -> bool:
 RAN: list = []
 
 
-@settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=50, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_no_combination_ends_in_a_traceback(data, tmp_path_factory, capsys):
     tmp = tmp_path_factory.mktemp("fuzz")
