@@ -260,9 +260,14 @@ def cmd_compare(a):
         from gpusim.report.compare import point_summary
         title = "simulated vs recorded on the H200 (traces/hw/h200" + (
             "/variants: the held-out set)" if a.variants else ")")
+        gpu = "H200"
+        if a.record:        # the user's records: their device, their files
+            devices = sorted({str(r["device"]).replace("NVIDIA ", "") for r in records})
+            gpu = devices[0] if len(devices) == 1 else "recorded"
+            title = f"simulated vs recorded on the {', '.join(devices)} ({', '.join(a.record)})"
         if a.detail:        # every metric of every point, then the summary where it is seen
-            render.print_compare(rows, title)
-        render.print_compare_summary(point_summary(rows), title)
+            render.print_compare(rows, title, gpu)
+        render.print_compare_summary(point_summary(rows), title, gpu)
         if summary:
             render.print_timing_summary(summary)
     if a.plot:

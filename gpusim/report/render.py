@@ -627,12 +627,12 @@ def _compare_name(metric: str) -> str:
     return f"stall: {name}" if name and not _wide() else _name(metric)
 
 
-def print_compare(rows, title):
+def print_compare(rows, title, gpu: str = "H200"):
     """`gpusim compare --detail`: every metric of every point. A wide page has a column for the kernel and
     the size; a narrow one a heading row per point instead, and short metric names."""
     from gpusim.report.compare import EXPLAINED
     wide = _wide()
-    t = _table(title, *(("kernel", ">size") if wide else ()), "metric", ">simulated", ">H200 (ncu)",
+    t = _table(title, *(("kernel", ">size") if wide else ()), "metric", ">simulated", f">{gpu} (ncu)",
                *((">diff",) if wide else ()), ">rel")
     point = None
     for r in rows:
@@ -657,11 +657,11 @@ def print_compare(rows, title):
         console.print(f"[dim]shared wavefronts and bank conflicts: {EXPLAINED[next(iter(EXPLAINED))]} "
                       f"(tests/test_hw_agreement.py)[/dim]")
     if any(not r["recorded"] and r["simulated"] for r in rows):
-        console.print("[dim]rel n/a: the H200 counted 0, so there is no relative difference[/dim]")
+        console.print(f"[dim]rel n/a: the {gpu} counted 0, so there is no relative difference[/dim]")
     _names_note()
 
 
-def print_compare_summary(points, title):
+def print_compare_summary(points, title, gpu: str = "H200"):
     """`gpusim compare`'s table: one row per kernel; for each size, the predicted time's error against the
     H200's median (with one size, both times too); how many count metrics equal ncu's; in how many sizes
     the top stall reason is the H200's. Notes below name the counts that differ, and why."""
@@ -673,7 +673,7 @@ def print_compare_summary(points, title):
     stalls = any(p["top_stall"] is not None for p in points)
     cols = ["kernel"]
     if timed and len(sizes) == 1:
-        cols += [">predicted ms", ">H200 ms", ">error"]
+        cols += [">predicted ms", f">{gpu} ms", ">error"]
     elif timed:
         cols += [f">error {s}" if i == 0 else f">{s}" for i, s in enumerate(sizes)]
     cols += [">counts"] + ([">top stall"] if stalls else [])
@@ -699,8 +699,8 @@ def print_compare_summary(points, title):
         t.add_row(*cells, style="" if eq == of else "yellow")
     console.print(t)
     # one line at 80 columns: what each column counts
-    legend = "error: predicted / H200 time - 1; " if timed else ""
-    legend += "counts" + (", top stall" if stalls else "") + ": how many equal the H200's"
+    legend = f"error: predicted / {gpu} time - 1; " if timed else ""
+    legend += "counts" + (", top stall" if stalls else "") + f": how many equal the {gpu}'s"
     console.print(f"[dim]{legend}[/dim]")
     differ = {}
     for p in points:
@@ -717,12 +717,12 @@ def print_compare_summary(points, title):
         why.setdefault(EXPLAINED.get(metric), []).append(f"{_name(metric)} {len(rels)}{how}")
     for reason, items in why.items():
         console.print(f"[dim]counts that differ{' (' + reason + ')' if reason else ''}, points of {len(points)} and "
-                      f"H200 vs simulated: {'; '.join(items)}[/dim]")
+                      f"{gpu} vs simulated: {'; '.join(items)}[/dim]")
     if stalls and len(sizes) == 1:      # which stall each side has on top, where they differ
         off = [f"{p['kernel']} {p['top_stall']} / {p['h200_top_stall']}" for p in points
                if p["top_stall"] is not None and p["top_stall"] != p["h200_top_stall"]]
         if off:
-            console.print(f"[dim]top stall, simulated / H200: {'; '.join(off)}[/dim]")
+            console.print(f"[dim]top stall, simulated / {gpu}: {'; '.join(off)}[/dim]")
     if any(p["carveout_differs"] for p in points):
         console.print("[dim]not counted: the shared-memory CTA limit (ncu's is for the driver's carveout)[/dim]")
 

@@ -130,3 +130,31 @@ def test_cli_import_then_compare(tmp_path, capsys):
     by = {r["metric"]: r for r in rows}
     assert by["l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"]["diff"] == 0
     assert main(["compare", "--record", str(out), "--size", "2048"]) == 2     # its own launches: no --size
+
+
+def test_compare_prints_the_projects_table(tmp_path, monkeypatch):
+    """Done-when of the import: the user's export, imported with their event time, gives the same
+    `gpusim compare` table, time and stall columns included, as the project's record of that launch."""
+    import io
+
+    from rich.console import Console
+
+    from gpusim.report import render
+    t = str(hw_record("copy4", 2048)["time_ms_median"])
+    assert main(["hw", "import", str(BASE), "-o", str(tmp_path), "--kernel", "copy4", "--time-ms", t]) == 0
+
+    def page(argv):
+        buf = io.StringIO()
+        monkeypatch.setattr(render, "console", Console(width=80, file=buf))
+        assert main(argv) == 0
+        return buf.getvalue().splitlines()
+    mine = page(["compare", "--record", str(tmp_path / "copy4_2048.json")])
+    own = page(["compare", "copy4", "--size", "2048"])
+    cut = [next(i for i, ln in enumerate(lines) if ln.startswith("┏")) for lines in (mine, own)]
+    assert "copy4_2048.json" in " ".join(mine[:cut[0]])              # the title names the source
+    assert "traces/hw/h200" in " ".join(own[:cut[1]])
+    import re
+
+    def cells(lines):       # the table's words, whatever width the title gave it
+        return [w for w in (re.sub(r"[\s━┏┳┓┃┡╇┩│└┴┘─]+", " ", ln).strip() for ln in lines) if w]
+    assert cells(mine[cut[0]:]) == cells(own[cut[1]:])
