@@ -34,24 +34,25 @@ def _show(c: dict) -> str:
     return ", ".join(f"{k} {v:g}" if isinstance(v, float) else f"{k} {v:,}" for k, v in c.items())
 
 
+def _assert_per_request(r, array: str, expected: float, kind: str, unit: str, other: str):
+    c = array_counters(r, array, kind)
+    field = f"{unit}_per_request"
+    if field not in c:
+        where = "in shared memory" if unit == "sectors" else "in global memory"
+        raise AssertionError(f"{r.kernel}: {array} is {where}: it has {other}, not {unit}")
+    if c[field] != expected:
+        raise AssertionError(f"{r.kernel}: {array} {kind}: {c[field]:g} {unit} per request, "
+                             f"claimed {expected:g} ({_show(c)})")
+
+
 def assert_sectors_per_request(r, array: str, expected: float, kind: str = "loads"):
     """`array`'s global `kind` average exactly `expected` 32-byte sectors per request."""
-    c = array_counters(r, array, kind)
-    if "sectors_per_request" not in c:
-        raise AssertionError(f"{r.kernel}: {array} is in shared memory: it has wavefronts, not sectors")
-    if c["sectors_per_request"] != expected:
-        raise AssertionError(f"{r.kernel}: {array} {kind}: {c['sectors_per_request']:g} sectors per request, "
-                             f"claimed {expected:g} ({_show(c)})")
+    _assert_per_request(r, array, expected, kind, "sectors", "wavefronts")
 
 
 def assert_wavefronts_per_request(r, array: str, expected: float, kind: str = "loads"):
     """`array`'s shared `kind` average exactly `expected` wavefronts per instruction."""
-    c = array_counters(r, array, kind)
-    if "wavefronts_per_request" not in c:
-        raise AssertionError(f"{r.kernel}: {array} is in global memory: it has sectors, not wavefronts")
-    if c["wavefronts_per_request"] != expected:
-        raise AssertionError(f"{r.kernel}: {array} {kind}: {c['wavefronts_per_request']:g} wavefronts per "
-                             f"request, claimed {expected:g} ({_show(c)})")
+    _assert_per_request(r, array, expected, kind, "wavefronts", "sectors")
 
 
 def assert_no_bank_conflicts(r, array: str, kind: str = "loads"):
