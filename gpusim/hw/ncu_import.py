@@ -241,10 +241,6 @@ def to_record(row: dict, kernel: str, params: dict, mnk: tuple, how: str, source
     return dict(validate_record(rec))
 
 
-def _display_name(row: dict) -> str | None:
-    return row["launch"].get("device__attribute_display_name")
-
-
 def import_export(path, kernel: str | None = None, params: dict | None = None, mnk: tuple | None = None,
                   time_ms: float | None = None, launch: int | None = None,
                   command: str = "") -> tuple[list[dict], list[str]]:
@@ -273,10 +269,9 @@ def import_export(path, kernel: str | None = None, params: dict | None = None, m
                           "pick one with --launch or --kernel")
     recs = []
     for r in rows:
-        for m in ("device__attribute_display_name",):
-            v = r["metrics"].get(m)
-            if isinstance(v, str):
-                r["launch"][m] = v
+        name = r["metrics"].get("device__attribute_display_name")     # the device, a text cell
+        if isinstance(name, str):
+            r["launch"]["device__attribute_display_name"] = name
         try:
             k, p, shape, how = identify(r, kernel, params, mnk)
         except (RecordError, KernelConfigError) as e:

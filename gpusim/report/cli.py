@@ -182,8 +182,7 @@ def cmd_run(a):
         r.warnings += _jit_notices()
         render.print_summary(r, pred, checked, sections)
         if a.by_array or a.source:
-            from gpusim.report.memory_view import print_memory_views
-            print_memory_views(r, a.by_array, a.source)
+            render.print_memory_views(r, a.by_array, a.source)
         if a.save_trace:
             render.console.print(f"trace written to {a.save_trace}")
         if window is not None:
@@ -377,7 +376,7 @@ def cmd_hw_record(a):
 def cmd_hw_import(a):
     """A user's ncu raw-page CSV export made into gpusim records (no GPU needed)."""
     from gpusim.hw.ncu_import import import_export
-    from gpusim.report.records import dump_record, record_name
+    from gpusim.report.records import dump_record, record_name, shape_record_name
     from gpusim.kernel import get_kernel
     if a.kernel:
         get_kernel(a.kernel)
@@ -396,10 +395,10 @@ def cmd_hw_import(a):
     if out.suffix == ".json" and len(recs) > 1:
         raise GpusimError(f"hw import: {len(recs)} launches imported; -o takes a folder for more than one")
     for r in recs:
-        dest = out if out.suffix == ".json" else \
-            out / record_name(r["kernel"], r["M"], r["params"], dict(get_kernel(r["kernel"]).params))
-        if r["M"] != r["N"] or r["N"] != r["K"]:
-            dest = dest.with_name(f"{r['kernel']}_{r['M']}x{r['N']}x{r['K']}.json") if out.suffix != ".json" else dest
+        square = r["M"] == r["N"] == r["K"]
+        dest = out if out.suffix == ".json" else out / (
+            record_name(r["kernel"], r["M"], r["params"], dict(get_kernel(r["kernel"]).params)) if square
+            else shape_record_name(r["kernel"], r["M"], r["N"], r["K"]))
         dump_record(r, dest)
         print(f"{r['kernel']:12s} {r['M']}x{r['N']}x{r['K']}  {r['time_ms_median']:10.4f} ms  "
               f"{len(r['ncu']['metrics'])} metrics  -> {dest}")

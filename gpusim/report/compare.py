@@ -113,27 +113,23 @@ def _join(cases, size, sim_fn) -> list[Row]:
     return rows
 
 
-def record_label(rec) -> str:
-    """A record's row label: its kernel, with its parameters where they differ from the defaults."""
-    from gpusim.kernel.spec import get_kernel
-    from gpusim.report.records import record_name
-    return record_name(rec["kernel"], rec["M"], rec["params"], dict(get_kernel(rec["kernel"]).params)).rsplit("_", 1)[0]
-
-
 def compare_records(records, sim_fn: Callable[..., dict] | None = None) -> list[dict]:
     """compare_rows for given records (a user's own, e.g. imported from an ncu export by
-    gpusim.hw.ncu_import): row dicts with their size, in the records' order. M = N = K records only."""
+    gpusim.hw.ncu_import): row dicts with their size, in the records' order. M = N = K records only.
+    A row's kernel is the record's, with its parameters where they differ from the defaults."""
+    from gpusim.kernel.spec import get_kernel
+    from gpusim.report.records import record_name
     sim_fn = sim_fn or _default_sim
     out = []
     for rec in records:
         if rec.size is None:
             raise RecordError(f"{rec.path or 'record'}: compare takes M = N = K launches; this one is "
                               f"{rec['M']}x{rec['N']}x{rec['K']} (simulate it with gpusim run --M --N --K)")
-        from gpusim.kernel.spec import get_kernel
         defaults = dict(get_kernel(rec["kernel"]).params)
         params = rec["params"] if {**defaults, **rec["params"]} != defaults else None
-        case = (record_label(rec), rec["kernel"], params, rec)
-        out += [dict(r._asdict(), size=rec.size) for r in _join([case], rec.size, sim_fn)]
+        label = record_name(rec["kernel"], rec.size, rec["params"], defaults).rsplit("_", 1)[0]
+        out += [dict(r._asdict(), size=rec.size) for r in _join([(label, rec["kernel"], params, rec)],
+                                                                  rec.size, sim_fn)]
     return out
 
 

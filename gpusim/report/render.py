@@ -786,3 +786,48 @@ def print_check(res):
         console.print(f"[green]no findings[/]; {err}")
     else:
         console.print(f"[red]{len(res.findings) + res.dropped} findings[/]; {err}")
+
+
+# ---- gpusim run --by-array / --source: memory counters per array and per instruction (in the spirit of
+# Nsight Compute's Memory Workload and Source pages)
+
+_KIND = {"loads": "ld", "stores": "st", "reductions": "red", "atomics": "atom"}
+_MEMORY_LEGEND = ("ld: loads, st: stores, red: reductions, atom: atomics. instr: warp-level instructions with "
+                  "an active lane (ncu's requests); traffic: sectors (global) or wavefronts (shared); per req: "
+                  "traffic per instruction; confl.: wavefronts over the ideal (ncu's bank conflicts); values: "
+                  "32-bit values the threads move")
+
+
+def _traffic(c: dict) -> tuple[str, str, str]:
+    if "sectors" in c:
+        return f"{c['sectors']:,}", f"{c['sectors_per_request']:.2f}", "-"
+    return f"{c['wavefronts']:,}", f"{c['wavefronts_per_request']:.2f}", f"{c['bank_conflicts']:,}"
+
+
+def print_memory_views(r, by_array: bool, source: bool):
+    """r.by_array and r.by_instruction as tables that fit 80 columns, and a legend."""
+    if by_array:
+        t = _table(f"{r.kernel}: memory by array", "array", "space", "kind", ">instr", ">traffic", ">per req",
+                   ">confl.", ">values")
+        for name, entry in r.by_array.items():
+            for kind, c in entry.items():
+                if kind != "space":
+                    t.add_row(name, entry["space"], _KIND[kind], f"{c['instructions']:,}", *_traffic(c),
+                              f"{c['values']:,}")
+        console.print(t)
+    if source:
+        sass = r.frontend == "sass"
+        t = _table(f"{r.kernel}: memory instructions ({'SASS' if sass else 'Python source'})",
+                   "pc" if sass else "line", "instruction" if sass else "opcode", "array", ">instr",
+                   ">per req", ">confl.")
+        t.columns[0].no_wrap = True         # a pc or file:line whole
+        for i in r.by_instruction:
+            _, per, conflicts = _traffic(i)
+            t.add_row(i["where"], i.get("sass") or i["opcode"], f"{i['array']} {_KIND[i['kind']]}",
+                      f"{i['instructions']:,}", per, conflicts)
+        console.print(t)
+    if by_array or source:
+        console.print(_MEMORY_LEGEND)
+        if r.frontend == "sass" and any(e["space"] == "shared" for e in r.by_array.values()):
+            console.print("shared: the SASS keeps no names for __shared__ arrays; --frontend python names "
+                          "them as the Python kernel declares them")
