@@ -22,7 +22,7 @@ import gpusim  # noqa: E402
 from gpusim.errors import UnknownKernel  # noqa: E402
 from gpusim.kernel import KernelSpec, align_period  # noqa: E402
 from gpusim.timing import simulate_sm, lower, run_lowered, STATES  # noqa: E402
-from gpusim.timing.kernel_time import lowered_round, predict  # noqa: E402
+from gpusim.estimate.kernel_time import lowered_round, predict  # noqa: E402
 
 
 def regtile2d_standin(k, M, N, K, alpha, A, B, beta, C, BM=128, BN=128, BK=8, TM=8, TN=8):

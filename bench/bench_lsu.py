@@ -21,7 +21,7 @@ import gpusim  # noqa: E402
 from gpusim.kernel import LADDER  # noqa: E402
 from gpusim.report.render import lsu_record  # noqa: E402
 from gpusim.timing import LSU_PENDING as PEND, LSU_LATENCY as LAT  # noqa: E402
-from gpusim.timing.kernel_time import predict  # noqa: E402
+from gpusim.estimate.kernel_time import predict  # noqa: E402
 
 
 def main():

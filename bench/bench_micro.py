@@ -11,7 +11,7 @@ kernels' SASS as the tests do (tests/timing/test_shared_return.py, test_l2_path.
   lds_wide_return.json: one warp's cycles per shared load until a burst is back, by width and
   conflict (tests/timing/test_lds_wide_return.py); mio_capacity.json: the median issue time of a
   burst of B shared loads per warp layout (8 bursts per warp, each consumed before the next, as
-  kernels_cuda/micro/mio_capacity.cu does), and the warp-cycles spent in mio_throttle beside ncu's
+  calibrate/mio_capacity.cu does), and the warp-cycles spent in mio_throttle beside ncu's
   for the same launches (mio_capacity_ncu.json: its per-issue ratio times smsp__inst_executed.sum;
   per-issue ratios do not compare, the H200's kernel issues 1.2-2.3x the engine's instructions for
   its shared-memory fill, clock reads and stamp stores), with the part of the engine's that waited
@@ -195,7 +195,8 @@ def regtile2d_trip_starts():
     it: per warp the issue cycles of the first shared load of each dotIdx trip (every 10th LDS: 8 LDS and
     2 LDS.128 a trip), with each warp's SMSP and CTA."""
     import gpusim
-    from gpusim.timing import kernel_time as KT, lower, run_lowered
+    from gpusim.estimate import kernel_time as KT
+    from gpusim.timing import lower, run_lowered
     res = gpusim.simulate("regtile2d", 4096)
     gpu = gpusim.get_arch("h200")
     tr, _ = KT.build_window(res, KT._resident(res, gpu, 2), 16)
@@ -213,7 +214,7 @@ def regtile2d_trip_starts():
 def phase():
     """smsp_phase.json: do the warps of one SMSP run regtile2d's dotIdx trips together? The H200's
     figures beside the engine's on its own regtile2d window."""
-    sys.path.insert(0, str(ROOT / "kernels_cuda" / "micro"))
+    sys.path.insert(0, str(ROOT / "calibrate"))
     from smsp_phase import pair_phases, same_trip_offsets, summarize, summarize_offsets
     rec = json.loads((MICRO / "smsp_phase.json").read_text())["details"]
     series, smsp, cta = regtile2d_trip_starts()
@@ -244,7 +245,7 @@ def dot():
         print(f"{r['layout']:34s} {hw_trip:9.0f} {sim_trip:6.0f}   {fmt(hw_off):>21s} {fmt(sim_off):>6s}")
     # ncu's states for the same trips (dot_pair_ncu.json: 132 CTAs, one per SM): PC samples of the trip
     # loop's instructions per selected sample, the loop's own states per issued instruction
-    sys.path.insert(0, str(ROOT / "kernels_cuda" / "micro"))
+    sys.path.insert(0, str(ROOT / "calibrate"))
     from dot_pair_ncu import loop_states
     ncu = json.loads((MICRO / "dot_pair_ncu.json").read_text())
     keys = ("not_selected", "wait", "short_scoreboard", "dispatch_stall")
@@ -282,7 +283,7 @@ def dot():
 def barrier():
     """barrier_wait.json: which warps of a regtile1d CTA reach its barriers first, and how spread out."""
     from tests.timing.test_barrier_wait import REC, engine_arrivals
-    sys.path.insert(0, str(ROOT / "kernels_cuda" / "micro"))
+    sys.path.insert(0, str(ROOT / "calibrate"))
     from barrier_wait import arrival_ranks
     groups = [range(0, 4), range(4, 8), range(8, 12), range(12, 16)]
     fmt = lambda r: " ".join(f"{np.mean([r[i] for i in g]):5.1f}" for g in groups)   # noqa: E731

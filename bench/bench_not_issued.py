@@ -17,7 +17,7 @@ import gpusim  # noqa: E402
 from gpusim.kernel import LADDER  # noqa: E402
 from gpusim.report.stall_sites import not_issued_split  # noqa: E402
 from gpusim.timing import STATES, not_issued_metric, stall_metric  # noqa: E402
-from gpusim.timing.kernel_time import predict  # noqa: E402
+from gpusim.estimate.kernel_time import predict  # noqa: E402
 
 def main():
     ap = argparse.ArgumentParser()

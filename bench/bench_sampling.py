@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import gpusim  # noqa: E402
-from gpusim.timing.kernel_time import predict, W1, W2  # noqa: E402
+from gpusim.estimate.kernel_time import predict, W1, W2  # noqa: E402
 
 LADDER = ("naive", "coalesced", "smemtile", "tiled32", "regtile1d", "regblock", "regtile2d", "vectorized")
 

@@ -22,7 +22,7 @@ from gpusim.memory import cache as C
 if {whole}:
     C.WINDOW_LINES = float("inf")
 import gpusim
-from gpusim.timing.kernel_time import predict
+from gpusim.estimate.kernel_time import predict
 t0 = time.perf_counter()
 r = gpusim.simulate({kernel!r}, {size}, keep_trace=True)
 p = predict(r)

@@ -1,7 +1,7 @@
 """Whole-kernel time prediction against the recorded H200 times (issue 4's acceptance table).
 
 For every ladder kernel x {1024, 2048, 4096}: recorded ms (CUDA events, traces/hw/h200), predicted
-ms (gpusim.simulate + gpusim.timing.kernel_time.predict), error %; MAPE and max |error|; rank
+ms (gpusim.simulate + gpusim.estimate.kernel_time.predict), error %; MAPE and max |error|; rank
 agreement at 2048 and 4096; at 4096 the largest non-selected stall reason (ncu vs sim) and warp
 cycles per issued instruction (ncu vs sim, error %); wall time of simulate+predict at 4096 (what
 `gpusim run <k> --size 4096` does before printing); then the engine's simulated warp-instructions
@@ -40,7 +40,7 @@ sys.path.insert(0, str(ROOT))
 import gpusim  # noqa: E402
 from gpusim.report.compare import _rank_agreement, top_stall, stall_name, variant_records  # noqa: E402
 from gpusim.timing import run_lowered  # noqa: E402
-from gpusim.timing.kernel_time import predict  # noqa: E402
+from gpusim.estimate.kernel_time import predict  # noqa: E402
 
 LADDER = ("naive", "coalesced", "smemtile", "tiled32", "regtile1d", "regblock", "regtile2d", "vectorized")
 WL = "smsp__average_warp_latency_per_inst_issued.ratio"
@@ -202,7 +202,7 @@ def main():
               ", ".join(f"{k} {w:.1f}" for k, w in walls.items()))
     # engine speed: regtile2d's first round at 4096 (2 CTAs) over 64 trips, as gpusim run gives it to the
     # engine (the cache model's levels, ptxas's stall counts and barriers)
-    from gpusim.timing.kernel_time import lowered_round
+    from gpusim.estimate.kernel_time import lowered_round
     r = gpusim.simulate("regtile2d", 4096, keep_trace=True, **SIM_KW)
     arch = gpusim.get_arch("h200")
     lw = lowered_round(r, predict(r), 64)

@@ -27,6 +27,11 @@ HW_DIR = DATA_ROOT / "traces" / "hw"
 CUDA_DIR = DATA_ROOT / "kernels_cuda"
 
 
+def device_dir(device: str = "h200") -> Path:
+    """traces/hw/<device>: one GPU's committed records."""
+    return HW_DIR / device
+
+
 def write_atomic(path, write) -> Path:
     """Write `path` whole or not at all: `write(f)` fills a temporary file beside it (the same file
     system, so os.replace is atomic) that then takes its name; a failed write leaves nothing behind."""

@@ -27,9 +27,9 @@ pytestmark = pytest.mark.slow    # every record against the simulation: minutes;
 import gpusim
 from gpusim.kernel import LADDER, LADDER2
 from gpusim.memory.counters import per_base_opcode
-from gpusim.estimate.registers import REPO
+from gpusim.sass.registers import REPO
 from gpusim.kernel import get_kernel
-from gpusim.report.records import hw_record, load_record, record_name
+from gpusim.hw.records import hw_record, load_record, record_name
 
 SIZES = (1024, 2048, 4096)
 EXACT = [
@@ -71,7 +71,7 @@ def _sweep_cases():
 def _default_cases():
     """Every kernel of kernels_py with a record at its defaults (the ladder, dbuf, smem2buf, ...)."""
     from gpusim.kernel import list_kernels
-    from gpusim.report.records import device_dir
+    from gpusim.hw.records import device_dir
     return [pytest.param(k, s, None, id=f"{k}-{s}") for k in list_kernels() for s in SIZES
             if (device_dir("h200") / f"{k}_{s}.json").is_file()]
 

@@ -14,7 +14,7 @@ SNIPPET = """
 import json, sys
 sys.path[:0] = {paths!r}
 import gpusim
-from gpusim.timing.kernel_time import predict
+from gpusim.estimate.kernel_time import predict
 r = gpusim.simulate("regtile2d", 1024)
 p = predict(r)
 print(json.dumps({{"where": gpusim.__file__, "frontend": r.frontend, "notes": r.notes,

@@ -4,9 +4,10 @@ import json
 import pytest
 
 import gpusim
+import gpusim.paths
 
 from gpusim.errors import RecordError
-from gpusim.report import records as R
+from gpusim.hw import records as R
 from gpusim.report.compare import compare_rows
 
 
@@ -109,6 +110,7 @@ def test_hw_record_missing_names_the_file():
 
 def test_compare_rows_joins_shared_metrics(tmp_path, monkeypatch):
     monkeypatch.setattr(R, "HW_DIR", tmp_path)
+    monkeypatch.setattr(gpusim.paths, "HW_DIR", tmp_path)      # device_dir reads it there
     R.dump_record(kernel_record(M=64, N=64, K=64), tmp_path / "h200" / "naive_64.json")
     R.dump_record(kernel_record(kernel="cublas", params={}), tmp_path / "h200" / "cublas_64.json")
 
@@ -131,6 +133,7 @@ def test_compare_rows_of_the_held_out_variants(tmp_path, monkeypatch):
     """variants=True joins the records under variants/ (not the default-parameter ones), labels each row
     with the record's name and gives sim_fn the record's parameters."""
     monkeypatch.setattr(R, "HW_DIR", tmp_path)
+    monkeypatch.setattr(gpusim.paths, "HW_DIR", tmp_path)      # device_dir reads it there
     R.dump_record(kernel_record(M=64, N=64, K=64), tmp_path / "h200" / "naive_64.json")
     p = {"BLOCK": 16}
     R.dump_record(kernel_record(M=64, N=64, K=64, params=p), tmp_path / "h200" / "variants" / "naive-BLOCK16_64.json")

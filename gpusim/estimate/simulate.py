@@ -23,10 +23,10 @@ import numpy as np
 from gpusim.arch import arch_overrides, get_arch, GPU
 from gpusim.errors import KernelConfigError
 from gpusim.estimate.occupancy import occupancy, Occupancy
-from gpusim.estimate.registers import ptxas_info
+from gpusim.sass.registers import ptxas_info
 from gpusim.kernel.context import Ctx, Sampler
 from gpusim.kernel.spec import gemm_args, get_kernel, KernelSpec
-from gpusim.memory.counters import count_metrics
+from gpusim.memory.counters import cost_trace, count_metrics
 from gpusim.memory import attribution
 from gpusim.trace.trace import Trace, trace_from_ctx
 
@@ -218,7 +218,7 @@ def run_cta(spec, p, gpu, grid, block, bidx, weight, sampler, arrays, bases, pro
     args = [k.global_array(a.name, arrays[a.name], bases[a.name]) if a.kind == "ptr" else scalars[a.name]
             for a in spec.arguments]
     spec.fn(k, *args, **p)
-    return trace_from_ctx(k, cta_id), k.shared_bytes
+    return cost_trace(trace_from_ctx(k, cta_id)), k.shared_bytes
 
 
 def simulate(kernel: str | KernelSpec, M: int, N: int | None = None, K: int | None = None, *,
@@ -321,7 +321,7 @@ def simulate(kernel: str | KernelSpec, M: int, N: int | None = None, K: int | No
         for n_done, (bidx, w) in enumerate(ctas):
             t, cta_notes = sass_fe.run_cta(prog, grid, block, bidx, w, mem, (M, N, K, alpha, beta), bases,
                                            n_done, sample_loops=sampled, args=spec.arguments)
-            traces.append(t)
+            traces.append(cost_trace(t))
             notes += [n for n in cta_notes if n not in notes]
             if progress:
                 progress(n_done + 1, len(ctas))

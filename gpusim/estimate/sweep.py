@@ -99,7 +99,7 @@ def _top_stall(stalls: dict) -> tuple[str | None, float | None]:
 def run_point(point: dict, time: bool = True) -> dict:
     """One point's row: simulate (and predict, unless time=False), as `gpusim run --json` does.
     A point the kernel or the preset refuses is a row with status "refused" and the reason."""
-    from gpusim import simulate
+    from gpusim.estimate.simulate import simulate
     row = dict(point, status="ok", reason=None, arch_overrides={}, time_ms=None, gflops=None, gbps=None, limit=None,
                limit_pct=None, top_stall=None, top_stall_ratio=None, occupancy_pct=None, blocks_per_sm=None,
                registers=None, frontend=None, warnings=[])
@@ -115,7 +115,7 @@ def run_point(point: dict, time: bool = True) -> dict:
                registers=r.occupancy.registers_per_thread, frontend=r.frontend, warnings=list(r.warnings))
     if not time:
         return row
-    from gpusim.timing.kernel_time import predict
+    from gpusim.estimate.kernel_time import predict
     try:
         pred = predict(r)
     except GpusimError as e:

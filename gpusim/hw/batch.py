@@ -54,7 +54,7 @@ def repro(kernel: str, size: int, records_dir: Path, info_dir: Path):
     """Time one twin again in this process and compare with its record (the 3 % check)."""
     from gpusim.hw import gpu, twins
     from gpusim.hw.runner import BUILD_DIR, measure_twin
-    from gpusim.report.records import load_record
+    from gpusim.hw.records import load_record
     rec = load_record(records_dir / f"{kernel}_{size}.json")
     cp = gpu.cupy()
     p = twins.resolve_params(kernel, None)

@@ -2,7 +2,7 @@
 
     PYTHONPATH=. python3 -m gpusim.hw.ctasched --out "$OUT" [--sizes 2048 4096] [--kernels ...]
 
-Each twin is built through kernels_cuda/micro/cta_stamp.cu (the twin's source unchanged, its
+Each twin is built through calibrate/cta_stamp.cu (the twin's source unchanged, its
 entry called from a wrapper whose first thread stamps the CTA's start, SM and end), launched
 once to warm up and once to record, with the twins' inputs (gpusim.hw.gpu.Problem). One record
 per kernel and size, `ctasched_<kernel>_<size>.json`: per CTA in linear blockIdx order, start and
@@ -21,19 +21,19 @@ from gpusim.kernel.spec import LADDER
 
 REPO = Path(__file__).resolve().parents[2]
 SCHEMA = "gpusim.hw.ctasched/1"
-SRC = "kernels_cuda/micro/cta_stamp.cu"
+SRC = "calibrate/cta_stamp.cu"
 
 
 def build(kernel: str, out: Path) -> tuple[list, dict]:
     """nvcc the stamped twin; (command as run, ptxas facts)."""
     from gpusim.hw import twins
     flags = twins.build_flags()
-    cmd = ["nvcc", *flags, f"-DTWIN={kernel}", f'-DTWIN_SRC="../{kernel}.cu"', "-o", str(out), SRC]
+    cmd = ["nvcc", *flags, f"-DTWIN={kernel}", f'-DTWIN_SRC="../kernels_cuda/{kernel}.cu"', "-o", str(out), SRC]
     r = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True)
     if r.returncode != 0:
         raise RuntimeError(f"nvcc failed for {kernel}: {r.stderr[-800:]}")
     facts = twins.build_module().parse_ptxas(r.stderr + r.stdout)
-    return ["nvcc", *flags, f"-DTWIN={kernel}", f"-DTWIN_SRC='\"../{kernel}.cu\"'", "-o",
+    return ["nvcc", *flags, f"-DTWIN={kernel}", f"-DTWIN_SRC='\"../kernels_cuda/{kernel}.cu\"'", "-o",
             f"kernels_cuda/.build/cta_stamp_{kernel}.cubin", SRC], facts
 
 

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from gpusim.errors import KernelConfigError, RecordError
 from gpusim.hw import ncu as ncu_mod
-from gpusim.report.records import SCHEMA, validate_record
+from gpusim.hw.records import SCHEMA, validate_record
 
 # SI prefixes as ncu prints them in its default ("auto") units: Mbyte = 1e6 bytes, Ghz = 1e9 Hz
 _PREFIX = {"": 1.0, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15}

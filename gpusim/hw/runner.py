@@ -2,7 +2,7 @@
 
 Needs cupy and a CUDA GPU (imported lazily, through gpusim.hw.gpu); with
 ncu=True also Nsight Compute. It returns the records as dicts and writes one
-JSON file per kernel and size (schema gpusim.hw/1, see gpusim.report.records);
+JSON file per kernel and size (schema gpusim.hw/1, see gpusim.hw.records);
 it prints nothing: `progress(done, total, label)` reports each step.
 
 Per kernel and size: A and B random in [-1, 1), C poisoned (NaN where the
@@ -30,7 +30,7 @@ from gpusim.errors import GpusimError
 from gpusim.hw import ncu as ncu_mod
 from gpusim.hw import twins
 from gpusim.hw.devinfo import ClockSampler, cuda_versions, smi_query, utc_now
-from gpusim.report.records import SCHEMA, dump_record, record_name, shape_record_name
+from gpusim.hw.records import SCHEMA, dump_record, record_name, shape_record_name
 
 REPO = Path(__file__).resolve().parents[2]
 BUILD_DIR = REPO / "kernels_cuda" / ".build" / "hw"

@@ -3,8 +3,9 @@
     python3 -m gpusim.hw.unpack FOLDER [--dest traces/hw/h200] [--reparse]
 
 FOLDER holds hw_records.tar.gz (from gpusim.hw.batch) and/or micro.tar.gz
-(from kernels_cuda/micro/run_micro.py). Every record is validated before it is
-written; ncu's raw CSVs, jobs and manifests go to kernels_cuda/.build/hw/raw/
+(from `python3 -m calibrate`, or calibrate/run_micro.py alone). Every record is
+validated before it is written, and a micro record's SASS listing (micro/*.sass)
+goes beside it; ncu's raw CSVs, jobs and manifests go to kernels_cuda/.build/hw/raw/
 (ignored), where --reparse reads them to rebuild each record's ncu metrics
 with this checkout's parser (for a parser fixed after the run).
 """
@@ -17,7 +18,7 @@ import tarfile
 from pathlib import Path
 
 from gpusim.hw import ncu as ncu_mod
-from gpusim.report.records import dump_record, validate_record
+from gpusim.hw.records import dump_record, validate_record
 
 REPO = Path(__file__).resolve().parents[2]
 RAW = REPO / "kernels_cuda" / ".build" / "hw" / "raw"
@@ -68,7 +69,7 @@ def main(argv=None) -> int:
     a = ap.parse_args(argv)
     src, dest = Path(a.folder), Path(a.dest)
     RAW.mkdir(parents=True, exist_ok=True)
-    records, micro = {}, {}
+    records, micro, micro_sass = {}, {}, {}
     for tar in (src / "hw_records.tar.gz", src / "micro.tar.gz"):
         if not tar.exists():
             continue
@@ -78,6 +79,8 @@ def main(argv=None) -> int:
                 records[base] = json.loads(data)
             elif sub == "micro" and base.endswith(".json"):
                 micro[base] = json.loads(data)
+            elif sub == "micro" and base.endswith(".sass"):
+                micro_sass[base] = data
             else:
                 (RAW / base).write_bytes(data)
     if a.reparse:
@@ -91,7 +94,11 @@ def main(argv=None) -> int:
         validate_record(rec, base)
         dump_record(rec, dest / "micro" / base)
         n += 1
-    print(f"{n} records written under {dest.relative_to(REPO) if dest.is_relative_to(REPO) else dest}; "
+    for base, data in sorted(micro_sass.items()):
+        (dest / "micro").mkdir(parents=True, exist_ok=True)
+        (dest / "micro" / base).write_bytes(data)
+    sass = f" and {len(micro_sass)} SASS listings" if micro_sass else ""
+    print(f"{n} records{sass} written under {dest.relative_to(REPO) if dest.is_relative_to(REPO) else dest}; "
           f"raw files in {RAW.relative_to(REPO)}")
     return 0
 

@@ -34,7 +34,8 @@ def _region(first: np.ndarray, regions: dict, fallback: str) -> np.ndarray:
 
 def _memory_rows(trace, global_regions: dict, shared_regions: dict | None):
     """(row indices, array name, space name, kind name) of the trace's memory rows with an active lane."""
-    rows = trace.rows
+    from gpusim.memory.counters import cost_trace
+    rows = cost_trace(trace).rows
     space, is_store, _, _, _ = TABLE.arrays()
     op = rows["op"].astype(np.int64)
     sel = np.flatnonzero((rows["mem"] >= 0) & (rows["mask"] != 0))

@@ -16,6 +16,8 @@ from __future__ import annotations
 import numpy as np
 
 from gpusim.kernel.opcodes import TABLE, SPACE_GLOBAL, SPACE_LOCAL, SPACE_SHARED, base_opcode
+from gpusim.memory.coalescer import global_sectors_and_lines
+from gpusim.memory.shared_banks import shared_wavefronts
 
 
 
@@ -84,7 +86,7 @@ def cost_atomic_rows(rows: np.ndarray, addr: np.ndarray) -> bool:
 
 def count_metrics(trace) -> tuple[dict, dict]:
     """(metrics, executed instructions per SASS opcode) of a weighted trace."""
-    rows = trace.rows
+    rows = cost_trace(trace).rows
     if (TABLE.atomics()[rows["op"].astype(np.int64)] != 0).any():     # whichever front-end made them
         rows = rows.copy()
         cost_atomic_rows(rows, trace.addr)
@@ -148,3 +150,32 @@ def per_base_opcode(per_op: dict) -> dict:
         b = base_opcode(name)
         out[b] = out.get(b, 0) + c
     return dict(sorted(out.items()))
+
+
+def cost_rows(rows: np.ndarray, addr: np.ndarray):
+    """Fill sectors/lines (global) and wavefronts/ideal (shared) of memory rows."""
+    space, _, nbytes, _, _ = TABLE.arrays()
+    m = rows["mem"] >= 0
+    idx = np.flatnonzero(m)
+    ops = rows["op"][idx]
+    for op in np.unique(ops):
+        sel = idx[ops == op]
+        a = addr[rows["mem"][sel]]
+        nb = int(nbytes[op])
+        if space[op] in (SPACE_GLOBAL, SPACE_LOCAL):      # local memory goes through L1TEX as global does
+            s, l = global_sectors_and_lines(a, nb)
+            rows["sectors"][sel], rows["lines"][sel] = s, l
+        elif space[op] == SPACE_SHARED:
+            wf, ideal = shared_wavefronts(a, nb)
+            rows["wavefronts"][sel], rows["ideal_wavefronts"][sel] = wf, ideal
+    # atomics and reductions follow their own rules (a lane per update, not per distinct address)
+    cost_atomic_rows(rows, addr)
+
+
+def cost_trace(trace):
+    """Fill the memory rows' costs of a front-end's trace (in place, once); returns the trace."""
+    if not trace.costed:
+        if trace.addr.shape[0]:
+            cost_rows(trace.rows, trace.addr)
+        trace.costed = True
+    return trace

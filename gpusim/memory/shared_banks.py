@@ -3,7 +3,7 @@
 Bank = (byte address / 4) mod 32 [PG]. How the hardware splits a warp's access
 into wavefronts depends on the access width; the rule below reproduces every
 pattern measured on the H200 (shared/HARDWARE.md s.3 and the 21 patterns of
-traces/hw/h200/micro/bank_patterns.json, made by kernels_cuda/micro/bank_patterns.py):
+traces/hw/h200/micro/bank_patterns.json, made by calibrate/bank_patterns.py):
 
   * lanes are grouped: 32-bit accesses, the whole warp; 64-bit, each half-warp;
     128-bit, each quarter-warp, and the two halves of the warp are served

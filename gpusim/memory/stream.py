@@ -8,7 +8,7 @@ ones: each sector of an array is fetched from DRAM once per launch, and a later 
 unless the CTA re-reads it after the chip has touched more than the L2 holds in between (a softmax at
 4096 reads its 16-KB row three times, but all 512 CTAs are resident and touch 64 MB before the second
 pass: every pass comes from DRAM, as ncu's 201 MB of DRAM reads show). Where the whole working set stays
-in the L2 between launches (gpusim.timing.kernel_time._l2_warm, micro/l2_resident.json), the recorded
+in the L2 between launches (gpusim.estimate.kernel_time._l2_warm, micro/l2_resident.json), the recorded
 launches, which run again and again on the same buffers, find it there and read nothing from DRAM.
 
 The sectors a launch touches are estimated from the sampled trace: per CTA, the sectors its global
@@ -95,7 +95,8 @@ def writeback_fractions(trace, bases: dict, sizes: dict) -> dict:
     array's size. With the working set larger than the L2 every stored line leaves it dirty; a stored
     sector that is stored again (a reduction's partial sums) is written back once."""
     from gpusim.memory.cache import _array_of, _first_active
-    sidx = _store_rows(trace)
+    from gpusim.memory.counters import cost_trace
+    sidx = _store_rows(cost_trace(trace))
     if sidx.size == 0:
         return {}
     w = trace.rows["weight"][sidx].astype(np.float64)

@@ -14,7 +14,7 @@ import math
 from typing import Callable, NamedTuple
 
 from gpusim.errors import RecordError
-from gpusim.report.records import device_dir, hw_record, list_hw_records, load_record
+from gpusim.hw.records import device_dir, hw_record, list_hw_records, load_record
 from gpusim.timing.states import top_stall
 
 REFERENCE_KERNELS = ("cublas",)      # recorded for reference, never simulated
@@ -118,7 +118,7 @@ def compare_records(records, sim_fn: Callable[..., dict] | None = None) -> list[
     gpusim.hw.ncu_import): row dicts with their size, in the records' order. M = N = K records only.
     A row's kernel is the record's, with its parameters where they differ from the defaults."""
     from gpusim.kernel.spec import get_kernel
-    from gpusim.report.records import record_name
+    from gpusim.hw.records import record_name
     sim_fn = sim_fn or _default_sim
     out = []
     for rec in records:
@@ -139,12 +139,14 @@ TIME_METRICS = ("time_ms", "sm__cycles_elapsed.avg", "smsp__average_warp_latency
                 "sm__warps_active.avg.pct_of_peak_sustained_active", "smsp__issue_active.avg.per_cycle_active")
 
 
-def timed_sim(kernel: str, size: int, params: dict | None = None) -> dict:
-    """Counts plus the whole-kernel prediction (gpusim.timing.kernel_time): time_ms, cycles,
-    warp latency per issued instruction, every stall ratio, achieved occupancy, issue rate."""
+def timed_sim(kernel: str, size: int | None, params: dict | None = None, shape: tuple | None = None) -> dict:
+    """Counts plus the whole-kernel prediction (gpusim.estimate.kernel_time): time_ms, cycles,
+    warp latency per issued instruction, every stall ratio, achieved occupancy, issue rate.
+    shape: (M, N, K) of a non-square launch, in place of M = N = K = size."""
     from gpusim import simulate
-    from gpusim.timing.kernel_time import predict
-    r = simulate(kernel, M=size, N=size, K=size, params=params, keep_trace=True)   # (the cache model reads the trace)
+    from gpusim.estimate.kernel_time import predict
+    M, N, K = shape if shape is not None else (size, size, size)
+    r = simulate(kernel, M=M, N=N, K=K, params=params, keep_trace=True)   # (the cache model reads the trace)
     p = predict(r)
     out = dict(r.metrics)
     out.update({k: v for k, v in p.metrics.items() if k in TIME_METRICS or k.startswith(STALL_PREFIX)})

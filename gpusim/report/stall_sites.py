@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 
-from gpusim.report.records import device_dir
+from gpusim.hw.records import device_dir
 from gpusim.timing.control_codes import trace_name
 
 PREFIX = "smsp__pcsamp_warps_issue_stalled_"

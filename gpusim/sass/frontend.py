@@ -11,7 +11,8 @@ import functools
 import struct
 
 from gpusim.sass.compile import kernel_sass
-from gpusim.sass.cta import Allocation, CtaRun, GlobalMemory, Program
+from gpusim.sass.cta import CtaRun, Program
+from gpusim.sass.state import Allocation, GlobalMemory
 from gpusim.sass.listing import parse_listing
 
 PARAM_BASE = 0x210

@@ -27,7 +27,7 @@ import re
 
 import numpy as np
 
-from gpusim.estimate.registers import STATIC_DIR
+from gpusim.paths import STATIC_DIR
 from gpusim.kernel.opcodes import mem_opcode
 
 _LINE = re.compile(r"^\s*/\*([0-9a-f]{4,})\*/\s+(.*?)\s*;\s*/\*\s*0x[0-9a-f]+\s*\*/")

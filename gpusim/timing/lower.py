@@ -21,6 +21,7 @@ from gpusim.kernel.opcodes import TABLE, SPACE_GLOBAL, SPACE_LOCAL, SPACE_SHARED
 from gpusim.timing import engine as E
 from gpusim.timing.control_codes import row_gaps
 from gpusim.timing.register_banks import row_banks
+from gpusim.memory.counters import cost_trace
 from gpusim.trace.trace import Trace
 from gpusim.jit import guard_cache
 
@@ -338,7 +339,7 @@ def lower(trace: Trace, arch: GPU, ctas=None, global_level=None, policy: str = "
     register_banks: the packed register reads of the kernel's FP32 instructions (register_banks.
     bank_profile); default none: FP32 rows carry no reads and the switch bubble alone applies.
     """
-    rows = trace.rows
+    rows = cost_trace(trace).rows
     all_ctas = np.flatnonzero(np.bincount(rows["cta"]))
     ctas = all_ctas if ctas is None else np.asarray(list(ctas), np.int64)
     missing = np.setdiff1d(ctas, all_ctas)

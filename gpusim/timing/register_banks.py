@@ -7,7 +7,7 @@ names the same register in the same operand slot and is of the same warp (anothe
 empties the cache). When a warp's FFMAs ask the banks for more than two reads a cycle, their reads queue,
 and the warp stalls at dispatch (ncu: dispatch_stall) once its reads would come more than a cycle after
 its issue. micro/ffma_dispatch.json measures it with one warp per SM running 64 independent FFMAs in eight
-operand patterns (kernels_cuda/micro/ffma_dispatch.cu): with a reused operand a trip takes 84-92 cycles,
+operand patterns (calibrate/ffma_dispatch.cu): with a reused operand a trip takes 84-92 cycles,
 without reuse 115-122. The engine with this rule, whose one parameter is the one-cycle lead, gives the
 patterns' stalled FFMAs as 7/8/16/36/43/28/10/8 against 7/9/11/36/42/19/10/6 and their trips' differences
 from pattern 0 within 2.1 cycles but pattern 5's (+9) (tests/timing/test_register_banks.py).
@@ -30,7 +30,7 @@ from gpusim.timing.control_codes import _record, _trips
 FP32_BASES = ("FFMA", "FMUL", "FADD")
 _INSN = re.compile(r"/\*([0-9a-f]{4,})\*/\s+(.*?)\s*;")
 _REG = re.compile(r"\bR(\d+)(\.reuse)?")
-BANKS = 2
+BANKS = 2      # [M] micro/ffma_dispatch.json: the FFMAs stall as two reads a cycle (register number mod 2) allow
 
 
 def _operands(text: str) -> tuple[str, list[str]]:

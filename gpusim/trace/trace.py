@@ -17,8 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from gpusim.errors import RecordError
-from gpusim.kernel.opcodes import TABLE, SPACE_GLOBAL, SPACE_LOCAL, SPACE_SHARED
-from gpusim.memory import global_sectors_and_lines, shared_wavefronts
+from gpusim.kernel.opcodes import TABLE
 
 ROW_DTYPE = np.dtype([
     ("cta", np.int32), ("warp", np.int16), ("op", np.int16),
@@ -44,6 +43,9 @@ class Trace:
     site: np.ndarray | None = None
     site_names: list[str] = field(default_factory=list)
     shared_regions: dict = field(default_factory=dict)   # Python kernels: shared array -> (first byte, bytes)
+    # whether the rows' sectors, lines and wavefronts are filled: the front-ends leave them to the memory
+    # stage (gpusim.memory.cost_trace); a trace built by hand or loaded from a file carries its own
+    costed: bool = True
 
     def __len__(self):
         return len(self.rows)
@@ -88,7 +90,7 @@ class Trace:
         for t in traces:
             regions.update(t.shared_regions)
         return Trace(np.concatenate(rows), np.concatenate([t.addr for t in traces]), list(TABLE.ids),
-                     site, names, regions)
+                     site, names, regions, costed=all(t.costed for t in traces))
 
 
 def _pack(mask: np.ndarray, warps: int) -> np.ndarray:
@@ -98,7 +100,7 @@ def _pack(mask: np.ndarray, warps: int) -> np.ndarray:
 
 
 def trace_from_ctx(k, cta: int) -> Trace:
-    """Slice a finished CTA's records into warps and cost every memory row."""
+    """Slice a finished CTA's records into warps (memory rows uncosted: gpusim.memory.cost_trace)."""
     n = len(k.r_op)
     T = k.nthreads
     W = -(-T // 32)
@@ -138,7 +140,8 @@ def trace_from_ctx(k, cta: int) -> Trace:
     site = np.array([lookup[s] if s is not None else -1 for s in k.r_site] or [-1], np.int32)[ii] \
         if len(ii) else np.zeros(0, np.int32)
     if not is_mem_row.any():
-        return Trace(rows, np.zeros((0, 32), np.int64), list(TABLE.ids), site, site_names, dict(k.shared_layout))
+        return Trace(rows, np.zeros((0, 32), np.int64), list(TABLE.ids), site, site_names, dict(k.shared_layout),
+                     costed=False)
     mem_ids = np.flatnonzero(mem_instr)
     full = np.full((len(mem_ids), W * 32), -1, np.int64)
     full[:, :T] = np.stack([k.r_addr[i] for i in mem_ids])
@@ -146,26 +149,5 @@ def trace_from_ctx(k, cta: int) -> Trace:
     slot[mem_ids] = np.arange(len(mem_ids))
     addr = full.reshape(len(mem_ids), W, 32)[slot[ii[is_mem_row]], ww[is_mem_row]]
     rows["mem"][is_mem_row] = np.arange(addr.shape[0])
-    cost_rows(rows, addr)
-    return Trace(rows, addr, list(TABLE.ids), site, site_names, dict(k.shared_layout))
+    return Trace(rows, addr, list(TABLE.ids), site, site_names, dict(k.shared_layout), costed=False)
 
-
-def cost_rows(rows: np.ndarray, addr: np.ndarray):
-    """Fill sectors/lines (global) and wavefronts/ideal (shared) of memory rows."""
-    space, _, nbytes, _, _ = TABLE.arrays()
-    m = rows["mem"] >= 0
-    idx = np.flatnonzero(m)
-    ops = rows["op"][idx]
-    for op in np.unique(ops):
-        sel = idx[ops == op]
-        a = addr[rows["mem"][sel]]
-        nb = int(nbytes[op])
-        if space[op] in (SPACE_GLOBAL, SPACE_LOCAL):      # local memory goes through L1TEX as global does
-            s, l = global_sectors_and_lines(a, nb)
-            rows["sectors"][sel], rows["lines"][sel] = s, l
-        elif space[op] == SPACE_SHARED:
-            wf, ideal = shared_wavefronts(a, nb)
-            rows["wavefronts"][sel], rows["ideal_wavefronts"][sel] = wf, ideal
-    # atomics and reductions follow their own rules (a lane per update, not per distinct address)
-    from gpusim.memory.counters import cost_atomic_rows
-    cost_atomic_rows(rows, addr)

@@ -111,7 +111,7 @@ def test_run_reports_the_changed_fields(capsys):
 @pytest.mark.slow        # tens of seconds: .ci/run runs it (`pytest -m slow`)
 def test_a_changed_field_reaches_the_prediction():
     """The result carries its GPU: predict, the occupancy and the L2 model read it, not the preset."""
-    from gpusim.timing.kernel_time import predict
+    from gpusim.estimate.kernel_time import predict
 
     def timed(**sets):
         r = gpusim.simulate("regtile2d", 256, arch=override("h200", sets), keep_trace=True)

@@ -1,9 +1,9 @@
-"""kernels_cuda/micro/micro_cli.py: the provenance fields every standalone micro's record takes; and
+"""calibrate/micro_cli.py: the provenance fields every standalone micro's record takes; and
 mio_capacity_ncu.py's reading of ncu's CSV (the one micro whose record is parsed from it)."""
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "kernels_cuda" / "micro"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "calibrate"))
 from micro_cli import BUILD_FLAGS, provenance  # noqa: E402
 
 
@@ -52,5 +52,5 @@ def test_gpu_provenance_names_the_script_s_command_and_ncu_only_when_given(monke
     monkeypatch.setattr(micro_cli, "nvcc_version", lambda: "V13.0")
     got = micro_cli.gpu_provenance("dot_pair.py", stdout="x")
     assert got == {"date": "2026-11-30T00:00:00Z", "smi": {"name": "NVIDIA H200"}, "nvcc": "V13.0", "stdout": "x",
-                   "command": "python3 kernels_cuda/micro/dot_pair.py --out $OUT"}
+                   "command": "python3 calibrate/dot_pair.py --out $OUT"}
     assert provenance(got)["cuda"] == {"nvcc": "V13.0"}

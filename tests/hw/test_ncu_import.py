@@ -8,7 +8,7 @@ from gpusim.errors import RecordError
 from gpusim.hw.ncu_import import import_export, kernel_identifier, unit_scale
 from gpusim.report.cli import main
 from gpusim.report.compare import compare_records, compare_rows
-from gpusim.report.records import HW_DIR, hw_record, validate_record
+from gpusim.hw.records import HW_DIR, hw_record, validate_record
 
 RAW = HW_DIR / "h200" / "ncu_raw"
 BASE, DEFAULT = RAW / "ladder_2048_base.csv.gz", RAW / "ladder_2048_default.csv.gz"

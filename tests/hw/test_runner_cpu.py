@@ -13,7 +13,7 @@ import pytest
 from gpusim.hw import gpu as hwgpu
 from gpusim.hw import ncu as ncu_mod
 from gpusim.hw import runner, twins
-from gpusim.report.records import load_record
+from gpusim.hw.records import load_record
 from tests.hw import fakecupy
 
 

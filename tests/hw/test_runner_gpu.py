@@ -22,7 +22,7 @@ def cp():
 @pytest.mark.parametrize("kernel", ["naive", "vectorized", "regblock"])
 def test_twin_passes_cublas_check_and_records(cp, kernel, tmp_path):
     from gpusim.hw import runner
-    from gpusim.report.records import load_record
+    from gpusim.hw.records import load_record
     recs = runner.record([kernel], sizes=[256], out_dir=tmp_path, cublas=False, target_s=0.05,
                          command="pytest")
     assert len(recs) == 1

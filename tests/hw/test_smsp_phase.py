@@ -1,4 +1,4 @@
-"""kernels_cuda/micro/smsp_phase.py: the phase of one warp's trip starts within another's, the same-trip
+"""calibrate/smsp_phase.py: the phase of one warp's trip starts within another's, the same-trip
 offsets of two warps of one CTA, and what its record (traces/hw/h200/micro/smsp_phase.json) holds."""
 import json
 import sys
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "kernels_cuda" / "micro"))
+sys.path.insert(0, str(ROOT / "calibrate"))
 from smsp_phase import fold_phase, pair_phases, same_trip_offsets  # noqa: E402
 
 

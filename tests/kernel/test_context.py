@@ -4,7 +4,13 @@ import pytest
 
 from gpusim.errors import KernelIndexError, UnsupportedOperation
 from gpusim.kernel.context import Ctx, Sampler, align_period
-from gpusim.trace.trace import trace_from_ctx
+from gpusim.memory import cost_trace
+from gpusim.trace import trace as _trace
+
+
+def trace_from_ctx(k, cta):
+    """The CTA's trace with its memory rows costed, as the estimate hands it on."""
+    return cost_trace(_trace.trace_from_ctx(k, cta))
 
 
 def make_ctx(block=(64, 1, 1), sampled=False):

@@ -18,7 +18,7 @@ from gpusim.estimate.check import check
 from gpusim.kernel import LADDER2, get_kernel
 from gpusim.kernel.context import Ctx, Sampler
 from gpusim.kernel.opcodes import TABLE, SPACE_GLOBAL
-from gpusim.memory.cache import hit_rates
+from gpusim.estimate.cache_model import hit_rates
 from gpusim.memory.counters import per_base_opcode
 
 FRONTENDS = ["python", "sass"]
@@ -335,8 +335,8 @@ def test_copy4_reaches_the_dram_roof_in_the_simulation_and_on_the_h200():
     """copy4 at 4096 (128 MB moved: 64 MB read, 64 MB written, far past the L2) reaches at least 85 % of the
     H200's measured device-to-device copy bandwidth (micro/bandwidth_dram.json, read + write bytes), both
     predicted and as recorded. The bandwidth counts the launch's whole time, overhead included."""
-    from gpusim.report.records import hw_record
-    from gpusim.timing.kernel_time import predict
+    from gpusim.hw.records import hw_record
+    from gpusim.estimate.kernel_time import predict
     r = gpusim.simulate("copy4", 4096, keep_trace=True)
     roof = r.gpu.dram_copy_bandwidth_gbps
     moved = get_kernel("copy4").min_bytes(4096, 4096, 4096)

@@ -12,6 +12,7 @@ import gpusim
 from gpusim.arch import get_arch
 from gpusim.errors import GpusimError
 from gpusim.memory import cache as C
+from gpusim.estimate import cache_model as CM
 from gpusim.timing.lower import LEVEL_L1 as T_L1, LEVEL_L2 as T_L2, LEVEL_DRAM as T_DRAM, \
     LEVEL_L2_PENDING as T_PEND
 
@@ -125,7 +126,7 @@ def test_global_levels_grouped_dram_rows():
     """dram_rows="grouped": every warp's row of one load instruction of one CTA comes from one level, and
     about the requested share of those instructions goes to DRAM; "spread" splits such groups."""
     r = gpusim.simulate("regtile1d", 512, keep_trace=True)
-    from gpusim.timing.kernel_time import build_window
+    from gpusim.estimate.kernel_time import build_window
     tr, _ = build_window(r, [(0, 0, 0), (1, 0, 0)], 4)
     gidx, _ = C._global_load_rows(tr)
     key = tr.rows["seq"][gidx].astype(np.int64) * 1024 + tr.rows["cta"][gidx]
@@ -146,9 +147,9 @@ def test_global_levels_grouped_dram_rows():
 
 def test_set_sampling_error():
     r = gpusim.simulate("regtile2d", 2048, mode="sampled", keep_trace=True)
-    full = sum(C.l2_simulate(r, sample=1)["line_misses"])
+    full = sum(CM.l2_simulate(r, sample=1)["line_misses"])
     for s in (4, 16):
-        assert abs(sum(C.l2_simulate(r, sample=s)["line_misses"]) / full - 1) < 0.02
+        assert abs(sum(CM.l2_simulate(r, sample=s)["line_misses"]) / full - 1) < 0.02
 
 
 def _rec(k, M):
@@ -163,7 +164,7 @@ AGREE = [("naive", 1024, 0.02), ("coalesced", 1024, 0.02), ("naive", 4096, 0.05)
 @pytest.mark.parametrize("kernel,M,dram_tol", AGREE)
 def test_hw_agreement(kernel, M, dram_tol):
     r = gpusim.simulate(kernel, M, mode="sampled", keep_trace=True)
-    h = C.hit_rates(r)
+    h = CM.hit_rates(r)
     m = _rec(kernel, M)
     k1 = "l1tex__t_sector_pipe_lsu_mem_global_op_ld_hit_rate.pct"
     assert abs(h[k1] - m[k1]) < 1.5
@@ -212,14 +213,14 @@ def test_l2_with_the_recorded_schedule(kernel, tol):
     for naive (62 staggered waves) and regtile2d (4 lockstep waves): what remains of the L2 error
     is the predicted schedule. (coalesced does not: 4.4 GB against 8.0; see cache.py's known gap.)"""
     r = gpusim.simulate(kernel, 4096, mode="sampled", keep_trace=True)
-    h = C.hit_rates(r, schedule="measured")
+    h = CM.hit_rates(r, schedule="measured")
     assert h["dram__bytes_read.sum"] / _rec(kernel, 4096)["dram__bytes_read.sum"] == pytest.approx(1.0, abs=tol)
 
 
 def test_measured_schedule_needs_a_record():
     r = gpusim.simulate("regtile2d", 512, mode="sampled", keep_trace=True)
     with pytest.raises(gpusim.errors.GpusimError, match="no CTA schedule record"):
-        C.hit_rates(r, schedule="measured")
+        CM.hit_rates(r, schedule="measured")
 
 
 def test_pending_fill_rule_with_the_recorded_schedule():
@@ -228,8 +229,8 @@ def test_pending_fill_rule_with_the_recorded_schedule():
     a sharer's miss; the DRAM bytes (misses alone) do not move, and without the window nothing is
     pending. Another schedule needs its time unit (one round in ns) to place the window."""
     r = gpusim.simulate("tiled32", 4096, mode="sampled", keep_trace=True)
-    base = C.l2_simulate(r, schedule="measured")
-    pend = C.l2_simulate(r, schedule="measured", pending_ns=H200.dram_latency_ns)
+    base = CM.l2_simulate(r, schedule="measured")
+    pend = CM.l2_simulate(r, schedule="measured", pending_ns=H200.dram_latency_ns)
     assert base["line_pending"] == [0, 0, 0] and base["latency_miss_fraction"] == base["miss_fraction"]
     assert pend["line_misses"] == base["line_misses"]
     a_acc, a_miss, a_pend = pend["line_accesses"][0], pend["line_misses"][0], pend["line_pending"][0]
@@ -237,7 +238,7 @@ def test_pending_fill_rule_with_the_recorded_schedule():
     assert pend["latency_miss_fraction"][0] == pytest.approx((a_miss + a_pend) / a_acc)
     assert pend["pending_fraction"][0] == pytest.approx(a_pend / a_acc)
     with pytest.raises(gpusim.errors.GpusimError, match="needs unit_ns"):
-        C.l2_simulate(r, schedule="waves", pending_ns=H200.dram_latency_ns)
+        CM.l2_simulate(r, schedule="waves", pending_ns=H200.dram_latency_ns)
 
 
 def test_lockstep_waves_make_a_shared_line_pending_for_all_but_its_first_reader():
@@ -246,8 +247,8 @@ def test_lockstep_waves_make_a_shared_line_pending_for_all_but_its_first_reader(
     window's length (here 1 ns in a 1 ms round), while with no window none is. The misses are those
     of the schedule without the window."""
     r = gpusim.simulate("tiled32", 4096, mode="sampled", keep_trace=True)
-    base = C.l2_simulate(r, schedule="waves")
-    pend = C.l2_simulate(r, schedule="waves", pending_ns=1.0, unit_ns=1e6)
+    base = CM.l2_simulate(r, schedule="waves")
+    pend = CM.l2_simulate(r, schedule="waves", pending_ns=1.0, unit_ns=1e6)
     assert base["line_pending"] == [0, 0, 0]
     assert pend["line_misses"] == base["line_misses"]
     a_acc, a_miss, a_pend = pend["line_accesses"][0], pend["line_misses"][0], pend["line_pending"][0]
@@ -266,11 +267,11 @@ def within(case: str, array: str) -> float:
 def regtile1d_pending():
     """The L2 model's share of regtile1d's L2 hits at 4096 that are pending, per array, as predict() counts
     them (phased schedule, its time unit the first-round probe, the preset's window)."""
-    from gpusim.timing.kernel_time import first_round_probe, ptxas_facts
+    from gpusim.estimate.kernel_time import first_round_probe, ptxas_facts
     from gpusim.timing.lower import l2_pending_window_ns
     r = gpusim.simulate("regtile1d", 4096, keep_trace=True)
     f, round_ns = first_round_probe(r, H200, r.occupancy.blocks_per_sm, ptxas_facts(r))
-    l2 = C.l2_simulate(r, arch=H200, schedule="phased", slot_finish=f, pending_ns=l2_pending_window_ns(H200),
+    l2 = CM.l2_simulate(r, arch=H200, schedule="phased", slot_finish=f, pending_ns=l2_pending_window_ns(H200),
                        unit_ns=round_ns)
     return {nm: l2["pending_fraction"][i] / (1 - l2["miss_fraction"][i]) for i, nm in enumerate("AB")}
 
@@ -304,7 +305,7 @@ def test_lockstep_count_of_pending_b_hits_matches_the_sharers(regtile1d_pending)
 
 @pytest.mark.xfail(strict=True, reason="known gap: in the lockstep schedule a grid row's 64 CTAs reach A's "
                    "chunks together, so 0.93 of A's L2 hits are pending where the H200's sharers give 0.07 "
-                   "(gpusim/timing/README.md, the pending-hit item)")
+                   "(docs/notes/2026-12-01-l2-pending-fills.md)")
 def test_lockstep_count_of_pending_a_hits_matches_the_sharers(regtile1d_pending):
     assert regtile1d_pending["A"] == pytest.approx(within("regtile1d_4096", "A"), abs=0.1)
 
@@ -357,7 +358,7 @@ def test_l2_cost_is_flat_in_the_problem_size(kernel):
     misses rise at 32768, where one CTA's B stream between two readers of an A chunk outgrows the L2.)"""
     for n in (16384, 32768):
         r = gpusim.simulate(kernel, n, keep_trace=True)
-        l2 = C.l2_simulate(r, pending_ns=300.0, unit_ns=10000.0)
+        l2 = CM.l2_simulate(r, pending_ns=300.0, unit_ns=10000.0)
         assert l2["lines_simulated"] <= 1.3 * C.WINDOW_BUDGET < l2["lines_in_stream"] / 4
 
 
@@ -368,8 +369,8 @@ def test_windowed_l2_agrees_with_the_whole_stream(kernel):
     (measured: 0.0002 at most), pending fractions within 0.005 (tiled32's A: 0.0084 against 0.0117,
     which moves its predicted time by 0.02 %)."""
     r = gpusim.simulate(kernel, 8192, keep_trace=True)
-    whole = C.l2_simulate(r, pending_ns=300.0, unit_ns=10000.0, windows=False)
-    win = C.l2_simulate(r, pending_ns=300.0, unit_ns=10000.0, windows=True)
+    whole = CM.l2_simulate(r, pending_ns=300.0, unit_ns=10000.0, windows=False)
+    win = CM.l2_simulate(r, pending_ns=300.0, unit_ns=10000.0, windows=True)
     assert win["lines_simulated"] < whole["lines_simulated"]
     assert win["miss_fraction"] == pytest.approx(whole["miss_fraction"], abs=0.002)
     assert win["pending_fraction"] == pytest.approx(whole["pending_fraction"], abs=0.005)

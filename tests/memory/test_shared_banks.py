@@ -4,8 +4,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from gpusim.memory.shared_banks import shared_wavefronts
-from gpusim.report.records import load_record
-from gpusim.estimate.registers import REPO
+from gpusim.hw.records import load_record
+from gpusim.sass.registers import REPO
 
 L = np.arange(32)
 
@@ -78,7 +78,7 @@ def _bank_patterns():
 @pytest.mark.parametrize("name,nbytes,offsets,wavefronts,conflicts", _bank_patterns(),
                          ids=[p[0] for p in _bank_patterns()])
 def test_bank_pattern_microbenchmark(name, nbytes, offsets, wavefronts, conflicts):
-    """Every lane-address pattern measured with ncu on the H200 (kernels_cuda/micro/bank_patterns.py):
+    """Every lane-address pattern measured with ncu on the H200 (calibrate/bank_patterns.py):
     the ladder kernels' shared loads and diagnostic ones (lanes i and i+8 sharing, halves identical...)."""
     wf, ideal = shared_wavefronts(np.where(offsets >= 0, 4 * offsets, -1)[None, :], nbytes)
     assert int(wf[0]) == wavefronts

@@ -5,6 +5,7 @@ import numpy as np
 import gpusim
 from gpusim.estimate.simulate import array_bytes
 from gpusim.memory import cache as C
+from gpusim.estimate import cache_model as CM
 from gpusim.memory import stream as S
 
 
@@ -19,7 +20,7 @@ def test_a_copy_reads_every_sector_once_from_dram():
     gidx, w = _loads(r)
     new = S.first_touch_sectors(r.trace, gidx, w)
     assert new.sum() == 2048 * 2048 * 4 / 32
-    hr = C.hit_rates(r)
+    hr = CM.hit_rates(r)
     assert hr["dram__bytes_read.sum"] == 2048 * 2048 * 4
     assert hr["gpusim__l2_miss_fraction_by_array"] == {"A": 1.0}
     assert hr["gpusim__dram_writeback_fraction_by_array"] == {"B": 1.0}
@@ -41,7 +42,7 @@ def test_a_stencil_halo_is_capped_at_the_array():
     """stencil5's CTAs re-read their neighbours' rows: counted per CTA they exceed A, capped they are A."""
     r = gpusim.simulate("stencil5", 512, keep_trace=True)
     gidx, w = _loads(r)
-    l1 = C._l1_whole(r, r.gpu)
+    l1 = CM._l1_whole(r, r.gpu)
     per = S.compulsory_l2(r.trace, gidx, w, (l1[2] - l1[3]).astype(np.float64), r.bases,
                           array_bytes("stencil5", 512, 512, 512))
     assert per["A"]["dram_sectors"] == 512 * 512 * 4 / 32

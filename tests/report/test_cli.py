@@ -220,12 +220,12 @@ def test_an_engine_step_says_when_it_compiles_the_engine_first(monkeypatch):
     """On a machine whose numba cache lacks the cycle loop, the progress bar of a step that runs it says
     the step compiles it first (20-60 s that the bar would otherwise spend at one place)."""
     import gpusim.timing as T
-    from gpusim.report import cli
+    from gpusim.report import commands
     monkeypatch.setattr(T, "engine_compiled", lambda: False)
-    assert cli._engine_step("timing") == "timing: compiling the engine (once, 20-60 s)"
+    assert commands._engine_step("timing") == "timing: compiling the engine (once, 20-60 s)"
     for known in (True, None):      # compiled, or a numba whose cache cannot be read: the plain text
         monkeypatch.setattr(T, "engine_compiled", lambda known=known: known)
-        assert cli._engine_step("timing") == "timing"
+        assert commands._engine_step("timing") == "timing"
 
 
 def test_engine_compiled_reads_numbas_cache(tmp_path):

@@ -5,7 +5,8 @@ from types import SimpleNamespace
 import pytest
 
 from gpusim.kernel import get_kernel
-from gpusim.report import records, render
+from gpusim.hw import records
+from gpusim.report import render
 
 
 @pytest.fixture

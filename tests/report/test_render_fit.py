@@ -28,7 +28,7 @@ def _fits(text, width):
 def regtile2d():
     """`gpusim run regtile2d` (the default run) simulated and timed once for the module (seconds)."""
     from gpusim import simulate
-    from gpusim.timing.kernel_time import predict
+    from gpusim.estimate.kernel_time import predict
     r = simulate("regtile2d", DEFAULT_SIZE, DEFAULT_SIZE, DEFAULT_SIZE, keep_trace=True)
     return r, predict(r, not_issued=True)
 
@@ -108,7 +108,7 @@ def _compare_rows(kernels=None, sizes=(1024, 2048, 4096)):
     """compare's rows over the ladder without simulating: each record against itself, its time and stalls
     moved by up to 40 % and its shared-store wavefronts 2-15 % fewer (as the simulator counts them)."""
     from gpusim.report.compare import STALL_PREFIX, TIME_METRICS, compare_rows, recorded_values
-    from gpusim.report.records import hw_record
+    from gpusim.hw.records import hw_record
     rnd = random.Random(0)
     counts = {"smsp__inst_executed.sum", "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",
               "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum", "launch__occupancy_limit_shared_mem",

@@ -89,7 +89,7 @@ def test_the_python_front_ends_readers_refuse_a_damaged_record_too(monkeypatch, 
     """The ptxas facts (registers) and the control-code tables read traces/static/ as well: a record
     there that is not JSON is refused by name, not skipped (which would leave registers unknown)."""
     import shutil
-    from gpusim.estimate import registers
+    from gpusim.sass import registers
     from gpusim.timing import control_codes
     static = tmp_path / "static"
     shutil.copytree(C.STATIC_DIR, static)

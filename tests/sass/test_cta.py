@@ -6,7 +6,7 @@ import pytest
 import gpusim
 from gpusim.estimate.simulate import allocate
 from gpusim.sass import frontend as F
-from gpusim.sass.cta import SassMemoryError
+from gpusim.sass.state import SassMemoryError
 from tests.kernel_sizes import every_kernel, small_size
 
 # one ragged shape for the bounds-checked kernels

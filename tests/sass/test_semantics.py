@@ -2,7 +2,7 @@
 import numpy as np
 
 from gpusim.sass import semantics
-from gpusim.sass.cta import State
+from gpusim.sass.state import State
 from gpusim.sass.listing import parse_instruction
 
 L = 4

@@ -19,7 +19,8 @@ from gpusim.kernel.opcodes import BASE_PIPE, SPACE_GLOBAL, SPACE_SHARED, TABLE
 from gpusim.memory.counters import atomic_sectors, atomic_wavefronts, count_metrics
 from gpusim.sass import semantics
 from gpusim.sass.compile import find_tool, sass_text
-from gpusim.sass.cta import Allocation, CtaRun, GlobalMemory, Program, State
+from gpusim.sass.cta import CtaRun, Program
+from gpusim.sass.state import Allocation, GlobalMemory, State
 from gpusim.sass.frontend import param_words
 from gpusim.sass.listing import parse_instruction, parse_listing, parse_operand
 from gpusim.trace.trace import Trace

@@ -5,31 +5,31 @@ was not used to choose it).
 The micro stamps, per warp of each regtile1d CTA at 4096, the cycle it reaches each of the slab's two
 barriers: the CTA's younger warps (higher index) get there first (mean rank 5.8 / 4.1 for warps 12-15,
 9.3 / 11.1 for warps 0-3, first / second barrier). The engine's warps, in its own regtile1d window as
-predict() times it, reach the BAR.SYNC rows in the same order under the default greedy-then-youngest
-scheduler, and in the opposite one under greedy-then-oldest. The same record's global-load time per warp
-and slab says how alike the warps of a CTA wait on DRAM (the last test)."""
+predict() times it, reach the BAR.SYNC rows in the same order under the greedy-then-youngest
+scheduler (under greedy-then-oldest, the policy until 2026-11-30, in the opposite one). The same
+record's global-load time per warp and slab says how alike the warps of a CTA wait on DRAM (the last
+test)."""
 import json
 import sys
 from pathlib import Path
 
 import numpy as np
-import pytest
 
 from gpusim.timing import run_lowered
 from tests.timing.ladder_window import first_round_window
 
 ROOT = Path(__file__).resolve().parents[2]
 REC = json.loads((ROOT / "traces/hw/h200/micro/barrier_wait.json").read_text())["details"]
-sys.path.insert(0, str(ROOT / "kernels_cuda" / "micro"))
+sys.path.insert(0, str(ROOT / "calibrate"))
 from barrier_wait import arrival_ranks, latency_summary  # noqa: E402  (the micro's own analysis)
 
 WARPS = 16
 
 
-def engine_arrivals(policy: str, slabs: int = 8) -> tuple[np.ndarray, np.ndarray]:
+def engine_arrivals(slabs: int = 8) -> tuple[np.ndarray, np.ndarray]:
     """[CTAs, warps, slabs] cycles at which each warp of a CTA reaches the first and the second barrier of
     each slab: the BAR.SYNC issue cycles of the engine's regtile1d window at 4096 (its two resident CTAs)."""
-    tr, lw, gpu = first_round_window("regtile1d", 4096, slabs, policy)
+    tr, lw, gpu = first_round_window("regtile1d", 4096, slabs)
     t = run_lowered(lw, gpu)
     ops = np.array(tr.opcodes)[tr.rows["op"][t.trace_row]].astype(str)
     bar = np.char.startswith(ops, "BAR.SYNC")
@@ -39,9 +39,9 @@ def engine_arrivals(policy: str, slabs: int = 8) -> tuple[np.ndarray, np.ndarray
     return at[:, :, 0::2], at[:, :, 1::2]
 
 
-def engine_ranks(policy: str) -> tuple[np.ndarray, np.ndarray]:
+def engine_ranks() -> tuple[np.ndarray, np.ndarray]:
     """Mean arrival rank of each warp of a CTA at the first and at the second barrier of each slab."""
-    first, second = engine_arrivals(policy)
+    first, second = engine_arrivals()
     return arrival_ranks(first), arrival_ranks(second)
 
 
@@ -54,11 +54,10 @@ def test_the_h200s_younger_warps_reach_the_barriers_first():
         assert _young_minus_old(REC[key]) < -3
 
 
-@pytest.mark.parametrize("policy, sign", [("gty", -1), ("gto", 1)])
-def test_engine_barrier_arrival_order(policy, sign):
-    first, second = engine_ranks(policy)
+def test_engine_barrier_arrival_order():
+    first, second = engine_ranks()
     for r in (first, second):
-        assert sign * _young_minus_old(r) > 2
+        assert _young_minus_old(r) < -2
 
 
 def test_the_stamps_sit_where_the_micro_says():
@@ -83,7 +82,7 @@ def engine_load_times(dram_rows: str) -> np.ndarray:
     in the engine's regtile1d window at 4096 with the L2 model's levels as predict() gives them (dram_rows:
     how the DRAM share is spread over the window's loads, gpusim.memory.cache.global_levels), slabs 4-14."""
     import gpusim
-    import gpusim.timing.kernel_time as KT
+    import gpusim.estimate.kernel_time as KT
     from gpusim.timing.lower import lower
     res = gpusim.simulate("regtile1d", 4096, keep_trace=True)
     gpu = gpusim.get_arch("h200")
@@ -113,8 +112,8 @@ def test_h200_warps_of_a_cta_wait_on_their_global_loads_alike():
     """barrier_wait.json's load time per warp and slab (t0 of the next slab - t3): 486-948 cycles (10th-90th
     percentile, median 663), one third of its variance within a (CTA, slab). The engine's prediction window
     spreads its DRAM rows over single rows, so the warps of a CTA differ (0.9 of the variance within);
-    grouped by load instruction and CTA (a diagnosis) they wait alike, as on the H200 (gpusim/timing/README.md,
-    which warps wait on DRAM). The grouped share moves with the engine's timing (0.31 before the FP32 rows'
+    grouped by load instruction and CTA (a diagnosis) they wait alike, as on the H200
+    (docs/notes/2026-11-30-dram-rows.md). The grouped share moves with the engine's timing (0.31 before the FP32 rows'
     register-bank reads, 0.21 with them), so the test holds the contrast: grouped is far nearer the H200's
     share than spread, and under one half."""
     hw = REC["load_latency_within_cta_share"]

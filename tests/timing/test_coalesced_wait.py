@@ -4,7 +4,7 @@ load, beside barrier_wait.json's regtile1d (barriers). On the H200 each warp's f
 variance lies within a (CTA, chunk); regtile1d's loads one third. The engine's window gives each such load the
 L2's or DRAM's latency, spread row by row (every warp on its own: all the variance within a CTA) or grouped by
 load instruction and CTA (none of it): the H200 sits between, nearer the rows for coalesced and nearer the
-groups for regtile1d (gpusim/timing/README.md, which warps wait on DRAM)."""
+groups for regtile1d (docs/notes/2026-11-30-dram-rows.md)."""
 import json
 import re
 from pathlib import Path
@@ -21,7 +21,7 @@ def engine_a_load_times(dram_rows: str, trips: int = 64):
     """(A-load latencies, their (CTA, chunk) keys): each warp's A loads that miss L1 in the engine's coalesced
     window at 4096 with the L2 model's levels as predict() gives them, ready cycle - issue cycle."""
     import gpusim
-    import gpusim.timing.kernel_time as KT
+    import gpusim.estimate.kernel_time as KT
     from gpusim.memory import cache as C
     from gpusim.timing import run_lowered
     from gpusim.timing.lower import lower

@@ -6,7 +6,7 @@ reading the same ones), and not being of one CTA as such. Warps of two CTAs on o
 apart, drift for the first trips while one runs alone, and from trip 8 on hold their offset to the cycle; the
 offsets they settle at lie near a whole trip (in step) or about a third of one past it. Warps of one CTA start
 together and settle near each other. The engine's two warps of one SMSP settle 60 cycles apart on dot_pair's
-loop (tests/timing/test_dot_pair.py), whatever their start (gpusim/timing/README.md).
+loop (tests/timing/test_dot_pair.py), whatever their start (docs/notes/2026-12-01-warp-pairs.md).
 """
 import json
 import statistics
@@ -18,7 +18,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 REC = json.loads((ROOT / "traces/hw/h200/micro/dot_lockstep.json").read_text())["details"]
 ROWS = {r["mode"]: r for r in REC["rows"]}
-sys.path.insert(0, str(ROOT / "kernels_cuda" / "micro"))
+sys.path.insert(0, str(ROOT / "calibrate"))
 import dot_lockstep  # noqa: E402  (the micro's own analysis)
 from dot_pair import loop_stall_counts  # noqa: E402
 

@@ -27,7 +27,7 @@ from tests.timing.hand_trace import HandTrace
 from tests.timing.test_shared_return import SASS_BARRIERS
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "kernels_cuda" / "micro"))
+sys.path.insert(0, str(ROOT / "calibrate"))
 from dot_pair import loop_range, loop_stall_counts, _function  # noqa: E402  (the record script's own readers)
 from dot_pair_ncu import loop_states  # noqa: E402
 
@@ -74,7 +74,7 @@ def add_trip(add, acc: list):
     add("BRA")
 
 
-def dot_pair_run(warps: list, trips: int = 64, policy: str = "gto", loads: bool = True, banks: bool = False,
+def dot_pair_run(warps: list, trips: int = 64, loads: bool = True, banks: bool = False,
                  arch=H200, hold: dict | None = None, log: bool = False):
     """Per warp (SMSP w % 4) the engine's start cycle of each trip (its clock read), and the TimingResult.
     loads=False: dot_ffma's trip, the 64 FFMAs on registers loaded once (its SASS's loop: clock read, two
@@ -106,7 +106,7 @@ def dot_pair_run(warps: list, trips: int = 64, policy: str = "gto", loads: bool 
                 add_trip(add, acc)
         add("EXIT")
     t = ht.trace()
-    res = simulate_sm(t, arch, global_level=np.full(len(t), LEVEL_L1, np.int8), policy=policy,
+    res = simulate_sm(t, arch, global_level=np.full(len(t), LEVEL_L1, np.int8),
                       stall_counts=REC["details"]["loop_stall_counts" if loads else "loop_stall_counts_ffma"],
                       scoreboards=SASS_BARRIERS,
                       register_banks=loop_banks("dot_pair" if loads else "dot_ffma") if banks else None,
@@ -222,8 +222,7 @@ def _ffma_run_not_selected(res, t) -> float:
     return sum(v[ns] for v in at.values() if v[sb] == 0) / total
 
 
-@pytest.mark.parametrize("policy", ["gty", "gto"])
-def test_with_register_banks_a_pair_shares_the_smsp_as_ncu_samples_it(policy):
+def test_with_register_banks_a_pair_shares_the_smsp_as_ncu_samples_it():
     """The hold rule's calibration (presets: register_stall): the H200's pair (dot_pair_ncu.json 0x11) has
     almost no not_selected inside its FFMA runs (7 of its 1,008 FFMA not_selected samples; 1,001 at the FFMA
     that waits for the last loads), and over the loop 0.74 dispatch_stall and 0.72 not_selected per issue.
@@ -231,20 +230,17 @@ def test_with_register_banks_a_pair_shares_the_smsp_as_ncu_samples_it(policy):
     not_selected inside the runs, all at one FFMA: the hand trace takes the loop's FFMA stall counts as
     their mean (65 cycles over 64 FFMAs), which puts the one 2-cycle stall mid-trip, where the other warp
     takes the SMSP, while the SASS has it on the first FFMA (the stamp's STG waits for it). The former
-    yield rule put all of them inside the runs (the two warps alternating FFMAs), "pass" 76 %."""
-    from dataclasses import replace
+    yield rule (register_stall "yield", removed 2026-12-02) put over 90 % of them inside the runs (the two
+    warps alternating FFMAs), "pass" 76 %."""
     hw = loop_states(NCU, "0x11")
     assert _hw_ffma_run_not_selected("0x11") < 0.05
     hw_pair = np.mean(list(ROWS["0x11"]["trip_cycles_median"].values()))
-    starts, res, t = dot_pair_run([0, 4], policy=policy, banks=True, log=True)
+    starts, res, t = dot_pair_run([0, 4], banks=True, log=True)
     trip, _ = trip_and_offset(starts)
     assert abs(trip / hw_pair - 1) < 0.10
     assert _ffma_run_not_selected(res, t) < 0.6
     for st in ("dispatch_stall", "not_selected"):
         assert abs(res.state_cycles[st] / res.inst_issued - hw[st]) < 0.15, st
-    _, res_y, t_y = dot_pair_run([0, 4], policy=policy, banks=True, log=True,
-                                 arch=replace(H200, register_stall="yield"))
-    assert _ffma_run_not_selected(res_y, t_y) > 0.9
 
 
 def staggered_run(delay: list, trips: int = 40) -> dict:
@@ -313,7 +309,7 @@ def test_from_an_in_step_start_the_engine_reaches_the_h200s_arrangement():
     """All eight warps started together, as on the H200: the engine's pairs split and settle 73-212 cycles
     apart at 284 cycles a trip (with the former yield rule: half a trip apart at 258). In trip 0 the pipe
     serves the loads by issue time, so a pair's second LDS.128s come back with the other three SMSPs'
-    between them and the later warp's FFMAs wait. gpusim/timing/README.md, Known gaps, has what was tried."""
+    between them and the later warp's FFMAs wait. docs/notes/2026-12-01-warp-pairs.md has what was tried."""
     st = staggered_run([0] * 8)
     trip, off = trip_and_offset(st)
     assert max(off) < 40

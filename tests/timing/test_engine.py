@@ -20,7 +20,8 @@ from gpusim.arch.presets import H200
 from gpusim.errors import GpusimError
 from gpusim.kernel.context import Ctx, Sampler
 from gpusim.kernel.opcodes import TABLE
-from gpusim.timing import engine as E, kernel_time as KT, lower, run_lowered, simulate_sm, STATES, LEVEL_DRAM, \
+from gpusim.estimate import kernel_time as KT
+from gpusim.timing import engine as E, lower, run_lowered, simulate_sm, STATES, LEVEL_DRAM, \
     LEVEL_L1, LEVEL_L2
 from gpusim.trace.trace import ROW_DTYPE, Trace, trace_from_ctx
 from tests.timing.ladder_window import first_round_window

@@ -3,7 +3,7 @@ ladder): micro/fma_issue_rate.json (issue rate of 8 warps per SMSP running 1/2/4
 micro/fma_pipes_ncu.json (ncu's warp states for the same launches). micro/fma_operands.json shows
 the bubble belongs to FFMAs that read three registers (`FFMA R, R, R, R`: 0.49 / 0.66 per cycle
 with 1 / 2 chains) and not to those with an immediate operand (0.92 / 0.96): the ladder's inner
-loops are three-register FFMAs. The traces follow kernels_cuda/micro/micro.cu's fma_rate_<CH>
+loops are three-register FFMAs. The traces follow calibrate/micro.cu's fma_rate_<CH>
 (16 steps per trip over CH chains, the loop's IADD3/ISETP/BRA)."""
 import json
 from pathlib import Path

@@ -1,5 +1,5 @@
 """L1TEX under loads it cannot take as fast as the SMSPs issue them: the engine against
-traces/hw/h200/micro/l1_dense.json (kernels_cuda/micro/l1_dense.cu: CTAs of 32 warps, U loads a step at
+traces/hw/h200/micro/l1_dense.json (calibrate/l1_dense.cu: CTAs of 32 warps, U loads a step at
 immediate offsets, about two instructions a load; groups of G warps on the same lines).
 
 The engine runs a trace of the recorded SASS's main loop (micro/l1_dense.sass, four steps unrolled): with
@@ -94,7 +94,7 @@ def test_engine_lines_shared_by_up_to_8_warps(label):
     the SM's miss entries), and its loads in flight within 25 % (296-365 on the H200; 337-408 in the engine,
     127-243 without the miss entries: the misses then hold the LG pool until their fill). With 16 or 32
     warps on a line, or fills from DRAM, the H200 slows down (G = 32: 0.74-0.77) and the engine does not
-    (0.92-0.95): not modelled (gpusim/timing/README.md)."""
+    (0.92-0.95): not modelled (docs/notes/2026-11-30-l1-pending-hits.md)."""
     s = summary(label)
     assert s["sim"][0] == pytest.approx(s["hw"][0], rel=0.20)
     assert s["sim"][2] == pytest.approx(s["hw"][2], rel=0.25)

@@ -1,4 +1,4 @@
-"""Loads that all miss L1: the engine against traces/hw/h200/micro/l1_misses.json (kernels_cuda/micro/l1_misses.cu:
+"""Loads that all miss L1: the engine against traces/hw/h200/micro/l1_misses.json (calibrate/l1_misses.cu:
 every warp a region of its own, 16 loads a step at immediate offsets; 4-32 warps, fills from the L2 or DRAM,
 requests of one line, one sector or two lines).
 

@@ -1,5 +1,5 @@
 """Hits on a line whose fill is on its way: the engine against traces/hw/h200/micro/l1_pending.json's deep rows
-(kernels_cuda/micro/l1_pending.cu's l1_pending_deep<U>: one CTA of 32 warps per SM, all 32 reading the same
+(calibrate/l1_pending.cu's l1_pending_deep<U>: one CTA of 32 warps per SM, all 32 reading the same
 U lines a step, so each line is one miss and 31 hits on it; U = 4 is l1_pending itself).
 
 The engine runs a trace of the recorded SASS's main loop (micro/l1_pending.sass), its registers giving the

@@ -1,5 +1,5 @@
 """How far apart the warps that share lines run: the engine against traces/hw/h200/micro/l1_phase.json
-(kernels_cuda/micro/l1_phase.cu: micro/l1_dense.json's loop with each warp's start of every step of one pass
+(calibrate/l1_phase.cu: micro/l1_dense.json's loop with each warp's start of every step of one pass
 stamped, CTA 0, clock64).
 
 The engine runs a trace of the recorded SASS's main loop (micro/l1_phase.sass: four steps unrolled, each with

@@ -4,7 +4,7 @@ lines of an L2-resident buffer (one 32-B sector per line for D >= 4), then sums 
 an L2 request; the SM's share of the chip's L2 bandwidth (l2_bandwidth_gbps / 132 SMs: 28 B per
 cycle, from micro/bandwidth_l2.json) prices them, with the L2 hit latency in front.
 
-Measured and not reproduced (gpusim/timing/README.md): D = 1 and 2 with 4 warps are latency-bound
+Measured and not reproduced (docs/notes/2026-11-30-l1-miss-entries.md): D = 1 and 2 with 4 warps are latency-bound
 and the engine runs them 12-17 % fast (loaded L2 latency above the idle chase's); with 64 warps per
 SM whole-line requests (D = 1: 4 sectors) go at 40 B per cycle, above the 28 B share, so the engine
 is slow there.
@@ -24,7 +24,7 @@ REC = json.loads((Path(__file__).resolve().parents[2] / "traces/hw/h200/micro/l2
 
 
 def l2_trace(warps: int, D: int, trips: int = 32):
-    """kernels_cuda/micro/l2_requests.cu's loop: 8 loads of D lines (D sectors; 4 / D per line below
+    """calibrate/l2_requests.cu's loop: 8 loads of D lines (D sectors; 4 / D per line below
     4 lines), the FADDs that sum them, the loop's IADD3 / ISETP / BRA."""
     ht = HandTrace()
     for w in range(warps):

@@ -67,13 +67,3 @@ def test_miss_entries_must_be_counts():
         with pytest.raises(GpusimError, match="lg_sm_miss_depth"):
             engine_params(replace(ARCH, **bad))
     assert engine_params(replace(ARCH, lg_sm_miss_depth=0, lg_sm_miss_sectors=0)) is not None
-
-
-def test_engine_params_refuse_an_unknown_register_stall_rule():
-    """register_stall names what an SMSP does after a register-bank stall: hold, yield or pass; a typo (or
-    the old boolean) is refused rather than run as one of them."""
-    for bad in ("hodl", True):
-        with pytest.raises(GpusimError, match="register_stall"):
-            engine_params(replace(ARCH, register_stall=bad))
-    for ok in ("hold", "yield", "pass"):
-        assert engine_params(replace(ARCH, register_stall=ok)) is not None

@@ -4,7 +4,7 @@ time of a burst shows where the MIO path stops taking loads. One warp alone: a b
 cycles a load until about 31 loads are in flight, whatever their wavefronts, then at the rate its
 loads return (2 cycles a wavefront): the engine's per-SMSP depth (30, counted until the data
 returns) gives the same issue times (all within 5 %; most to the cycle). Many warps are another
-matter (gpusim/timing/README.md, MIO capacity). mio_capacity_ncu.json (ncu's warp states for the same
+matter (docs/notes/2026-11-30-mio-capacity.md). mio_capacity_ncu.json (ncu's warp states for the same
 launches) says what the wait is called and how long the warps wait there in all: the engine's totals
 agree wherever bursts are long."""
 import json
@@ -54,7 +54,7 @@ NCU = json.loads((Path(__file__).resolve().parents[2] / "traces/hw/h200/micro/mi
 
 
 def cap_run(warps: list, V: int, wf: int, loads: int, reps: int = 8):
-    """The engine on the cap<> kernel's bursts (kernels_cuda/micro/mio_capacity.cu): per warp `reps`
+    """The engine on the cap<> kernel's bursts (calibrate/mio_capacity.cu): per warp `reps`
     bursts of `loads` independent LDS of V words a lane and wf wavefronts, each between clock reads
     and consumed by ptxas's IADD3 chain (two loaded registers a step) before the next, with the shared
     loads' SASS barriers. Returns (the trace, its TimingResult); bench/bench_micro.py times the same."""

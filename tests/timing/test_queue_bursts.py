@@ -3,7 +3,7 @@ their records (calibration, not the ladder): traces/hw/h200/micro/mio_queue_dept
 lg_queue_depth.json (clock64 issue / complete cycles of one warp) and queue_stalls_ncu.json (ncu's
 stall ratios for 64 bursts of B loads by one warp).
 
-The traces follow the SASS of kernels_cuda/micro/micro.cu burst_lds_<B> / burst_ldg_<B> (sm_90,
+The traces follow the SASS of calibrate/micro.cu burst_lds_<B> / burst_ldg_<B> (sm_90,
 nvcc 13.0 -O3): per burst NOP, CS2R, B loads (LDS.32 with all lanes in bank 0: 32 wavefronts; LDG
 with 32 lanes on 32 lines, L1 hits), CS2R, B/2 dependent IADD3, CS2R, lane 0's two STG.E.64 of the
 clock readings; the LDS kernel first fills shared memory (37 trips of STS) and passes a BAR.SYNC.

@@ -151,7 +151,7 @@ def test_the_committed_sass_is_the_recorded_binarys():
     """micro/ffma_dispatch.sass is the binary the record ran: each pattern's loop, as the micro's script
     finds it (the backward branch and its target), is the record's instruction for instruction."""
     import sys
-    sys.path.insert(0, str(ROOT / "kernels_cuda" / "micro"))
+    sys.path.insert(0, str(ROOT / "calibrate"))
     from ffma_dispatch import loop_instructions
     for r in REC:
         got = [(f"0x{pc:04x}", text) for pc, text in loop_instructions(SASS, r["pattern"])]

@@ -5,14 +5,16 @@ queue finish together (earliest 0.97 / 0.93); with 4 FFMA chains, a warp that ca
 cycle keeps the slot and pairs of warps per SMSP finish in a staircase (earliest 0.26); in every
 mode the younger warps finish first (the record's Spearman correlation of warp index and finish
 -0.87 to -0.98). The default policy (greedy-then-youngest, with freed queue entries going to the
-warps that began waiting first) reproduces these; greedy-then-oldest finishes the old warps first,
-and without the queue rule it starves the young ones in the queue-bound modes, both ruled out. Not reproduced (gpusim/timing/README.md): with 2
+warps that began waiting first) reproduces these; greedy-then-oldest (the engine's policy until
+2026-11-30) finished the old warps first (Spearman above +0.8 in every mode), and without the queue rule
+it starved the young ones in the queue-bound modes (earliest finish more than 0.2 below the record's),
+both ruled out. Not reproduced (docs/notes/2026-12-01-scheduler-policy.md): with 2
 chains the H200 issues 0.95 FFMA per cycle and rotates over all 8 warps; the engine's FP32
 warp-switch bubble (from micro/fma_issue_rate.json, whose FFMAs read three registers) holds it
 to 0.66 and a staircase; micro/fma_operands.json shows FFMAs with an immediate operand, as here,
 have no bubble, and the trace does not say which kind a row is.
 
-The traces follow kernels_cuda/micro/sched_fairness.cu's loops (SASS: per trip 8 independent
+The traces follow calibrate/sched_fairness.cu's loops (SASS: per trip 8 independent
 loads then the 8 FADDs that sum them, or 16 FFMAs per chain, and the loop's IADD3/ISETP/BRA)."""
 import json
 from pathlib import Path
@@ -49,9 +51,9 @@ def fairness_trace(mode: str, warps: int = 32) -> Trace:
     return ht.trace()
 
 
-def finish_fractions(mode: str, policy: str = "gty") -> np.ndarray:
+def finish_fractions(mode: str) -> np.ndarray:
     t = fairness_trace(mode)
-    res = simulate_sm(t, H200, policy=policy, global_level=np.full(len(t), LEVEL_L1, np.int8))
+    res = simulate_sm(t, H200, global_level=np.full(len(t), LEVEL_L1, np.int8))
     order = np.argsort(res.warps[:, 1])             # by warp index in the CTA
     return res.warp_retire[order] / res.cycles
 
@@ -71,12 +73,6 @@ def test_warp_that_can_issue_every_cycle_keeps_the_slot():
     assert finish_fractions("ffma4").min() < 0.5
 
 
-@pytest.mark.parametrize("mode", ["lg", "lds"])
-def test_greedy_then_oldest_is_ruled_out(mode):
-    """The record discriminates: under greedy-then-oldest, queue-bound warps finish far apart."""
-    assert finish_fractions(mode, policy="gto-oldest").min() < REC["modes"][mode]["earliest_finish_fraction_median"] - 0.2
-
-
 def _spearman(f: np.ndarray) -> float:
     return float(np.corrcoef(np.arange(len(f)), np.argsort(np.argsort(f)))[0, 1])
 
@@ -85,23 +81,20 @@ def _spearman(f: np.ndarray) -> float:
 def test_younger_warps_finish_first(mode):
     """The record's warps finish in reverse order of age (Spearman of warp index and finish -0.87 to
     -0.98): the scheduler prefers the youngest eligible warp, and among warps that met a full queue in
-    the same cycle the youngest. The engine's default order agrees (below -0.8); greedy-then-oldest has
-    the opposite sign (micro/barrier_wait.json shows the same in regtile1d: a CTA's younger warps
-    reach its barriers first)."""
+    the same cycle the youngest. The engine's order agrees (below -0.8; micro/barrier_wait.json shows the
+    same in regtile1d: a CTA's younger warps reach its barriers first)."""
     want = REC["modes"][mode]["spearman_warp_vs_finish_median"]
     assert want < -0.8
     assert _spearman(finish_fractions(mode)) < -0.8
-    assert _spearman(finish_fractions(mode, policy="gto")) > 0.8
 
 
-def test_least_recently_issued_fallback_rotates_ffma2_keeps_the_staircase_loses_the_age_order():
-    """Policy "gtl" (greedy, then the eligible warp that issued least recently, or the youngest after a long
-    run: micro/sched_pick.json) rotates ffma2's eight warps per SMSP as the H200 does (earliest finish 0.95;
-    the default's pairs finish at 0.25) and keeps ffma4's staircase (0.26; the engine 0.37), but the lds
-    mode's warps lose their age order (Spearman -0.69 against the H200's -0.98): one reason greedy-then-
-    youngest stays the default (gpusim/timing/README.md, the four-warp item)."""
-    assert REC["modes"]["ffma2"]["earliest_finish_fraction_median"] > 0.9
-    assert finish_fractions("ffma2", policy="gtl").min() > 0.9
-    assert finish_fractions("ffma2").min() < 0.5
-    assert finish_fractions("ffma4", policy="gtl").min() < 0.5
-    assert _spearman(finish_fractions("lds", policy="gtl")) > -0.8
+@pytest.mark.xfail(strict=True, reason="known gap: with 2 chains the H200 rotates over all 8 warps of an SMSP "
+                   "(earliest finish 0.95), the engine's warps finish in pairs (0.25): module doc, "
+                   "docs/notes/2026-12-01-scheduler-policy.md")
+def test_ffma2_warps_finish_together():
+    """ffma2: the recorded earliest finish is above 0.9. The diagnosis policy "gtl" (greedy, then the eligible
+    warp that issued least recently; removed 2026-12-02) rotated them so (0.95) and kept ffma4's staircase,
+    but lost the lds mode's age order (Spearman -0.69 against the H200's -0.98)."""
+    want = REC["modes"]["ffma2"]["earliest_finish_fraction_median"]
+    assert want > 0.9
+    assert finish_fractions("ffma2").min() == pytest.approx(want, abs=0.1)

@@ -2,7 +2,7 @@
 lds_bursts_cf.json (calibration, not the ladder): bursts of B shared loads per warp, stamped with
 clock64 before the burst, after its last issue and after its values are consumed.
 
-The traces follow the SASS of kernels_cuda/micro/micro.cu stamp_lds* (sm_90, nvcc 13.0 -O3, in the
+The traces follow the SASS of calibrate/micro.cu stamp_lds* (sm_90, nvcc 13.0 -O3, in the
 record): per rep NOP, CS2R, B loads, CS2R, the IADD3 chain that sums the loaded registers (two per
 LDS.128, one per LDS.64, one per two LDS.32), CS2R, the 13 instructions that load the output
 pointer and trip count (two LDC) and compute the address, and lane 0's three STG.E.64 of the stamps
@@ -80,10 +80,10 @@ def stamped_trace(V: int, B: int, warps, broadcast: bool = False, sync: bool = F
     return ht.trace()
 
 
-def loop_cycles(V, B, warps, broadcast=False, policy="gty"):
+def loop_cycles(V, B, warps, broadcast=False):
     """Median cycles per rep of the warps (reps 2..15, as the record)."""
     t = stamped_trace(V, B, warps, broadcast)
-    res = simulate_sm(t, H200, policy=policy, global_level=np.full(len(t), LEVEL_L1, np.int8),
+    res = simulate_sm(t, H200, global_level=np.full(len(t), LEVEL_L1, np.int8),
                       scoreboards=SASS_BARRIERS)
     ops = np.array(t.opcodes)[t.rows["op"][res.trace_row]]
     wrp = t.rows["warp"][res.trace_row]
@@ -135,7 +135,7 @@ def test_warps_of_one_smsp_share_more_than_half_the_pipe():
 def test_broadcast_lds128_costs_the_sm_two_cycles():
     """16 warps of broadcast LDS.128 (one wavefront, four registers per lane): the H200 runs one per
     2.19 cycles. The engine's loop is within 20 % of the record (it is short by ~19 %: its MIO pool
-    holds fewer loads in flight, gpusim/timing/README.md); charging the pipe one cycle per wavefront
+    holds fewer loads in flight, docs/notes/2026-11-30-mio-capacity.md); charging the pipe one cycle per wavefront
     only (4 registers written back per cycle) would make it at least 10 % faster still."""
     loop, _, _ = loop_cycles(4, 16, list(range(16)), broadcast=True)
     assert loop == pytest.approx(recorded_loop("stamp_lds128bc 16w B16"), rel=0.20)
@@ -169,17 +169,9 @@ def test_h200_four_warps_of_one_smsp_keep_pace(name, V, B, broadcast):
 
 @pytest.mark.xfail(strict=True, reason="known gap: the engine's youngest warps of an SMSP take the ALU "
                    "whenever their chains allow and the oldest wait (rep 15 starts 1.37-1.84x apart; the "
-                   "fastest warp's rep is 21-33 % shorter than the H200's), gpusim/timing/README.md")
+                   "fastest warp's rep is 21-33 % shorter than the H200's; the diagnosis policy 'gtl', removed "
+                   "2026-12-02, kept them within 10 %), docs/notes/2026-12-01-scheduler-policy.md")
 @pytest.mark.parametrize("name, V, B, broadcast", FOUR_ON_ONE_SMSP)
 def test_engine_four_warps_of_one_smsp_keep_pace(name, V, B, broadcast):
     _, t0, _ = loop_cycles(V, B, [0, 4, 8, 12], broadcast)
-    assert end_spread(t0) < 1.1
-
-
-@pytest.mark.parametrize("name, V, B, broadcast", FOUR_ON_ONE_SMSP)
-def test_least_recently_issued_fallback_keeps_four_warps_in_pace(name, V, B, broadcast):
-    """Policy "gtl" (greedy, then the eligible warp that issued least recently; a diagnosis, not the
-    default: test_sched_fairness.py says why) keeps the four warps within 10 % of each other, as the
-    H200 does."""
-    _, t0, _ = loop_cycles(V, B, [0, 4, 8, 12], broadcast, policy="gtl")
     assert end_spread(t0) < 1.1

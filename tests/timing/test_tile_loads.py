@@ -6,7 +6,7 @@ bank conflicted; two __syncthreads; optionally regblock's 512 FFMA per thread), 
 The STS alone (mode "sts") are bound by the shared pipe: 16 warps x (8 x 8 + 4) wavefronts per
 tile; the engine's tile time is within 10 % of the H200's. With the global loads the H200's tile
 takes 1853 cycles without FFMA work and 3367 with it; the engine ~1690 and ~3060 now that global lines
-and shared wavefronts share L1TEX's data pipe (~1090 and ~2750 with two pipes; gpusim/timing/README.md,
+and shared wavefronts share L1TEX's data pipe (~1090 and ~2750 with two pipes; docs/notes/2026-11-30-data-pipe-and-trace-order.md,
 bench/bench_micro.py)."""
 import json
 from pathlib import Path
@@ -23,7 +23,7 @@ ORDER = "ABABBAABAAAA"          # the SASS's order of the A and B loads
 
 
 def tile_trace(work: int, stores_only: bool = False, tiles: int = 24, ctas: int = 4):
-    """The loop of kernels_cuda/micro/tile_loads.cu (SASS in the record), `work` x 8 FFMA per
+    """The loop of calibrate/tile_loads.cu (SASS in the record), `work` x 8 FFMA per
     thread between the barriers; stores_only: mode 2 (STS of values computed in registers)."""
     ht = HandTrace()
     for c in range(ctas):

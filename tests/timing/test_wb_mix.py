@@ -162,7 +162,7 @@ def test_engine_load_bursts_of_two_warps(pair, alone, warps, kind):
     """Two load warps against one: the burst grows by the H200's share within 0.04 (one SMSP: LDS.32 +4.6 %,
     LDS.128 +7.3 %, broadcast +7.7 %; two SMSPs +1.5 %; the engine +0 to +8.3 %). The bursts themselves run
     20-28 % short in the engine (a lone warp's taken branches, 6-7 cycles each in branch_resolving and
-    no_instruction, and S2UR's latency are not modelled: gpusim/timing/README.md)."""
+    no_instruction, and S2UR's latency are not modelled: docs/notes/2026-11-30-register-banks.md)."""
     one = median_period(wb_mix_run([], [0], kind)[0][0])
     stamps, _ = wb_mix_run([], warps, kind)
     for w in warps:

@@ -5,7 +5,7 @@ import numpy as np
 import gpusim
 from gpusim.arch import override
 from gpusim.timing import engine as E
-from gpusim.timing.kernel_time import predict
+from gpusim.estimate.kernel_time import predict
 from gpusim.timing.lower import lower
 
 

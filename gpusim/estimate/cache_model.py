@@ -1,0 +1,252 @@
+"""The cache model of a whole launch: gpusim.memory's L1 and L2 run over a simulated result.
+
+The estimate hands the sampled CTAs' trace, the grid and the schedule to the memory stage's caches
+(gpusim.memory.cache: the L1 per SM, the chip-wide L2 over the tile stream) and gathers the
+whole-kernel hit rates and DRAM traffic under ncu's metric names. The model itself is described in
+gpusim/memory/cache.py and docs/model.md.
+"""
+from __future__ import annotations
+
+import itertools
+import json
+
+import numpy as np
+
+from gpusim.arch import GPU, get_arch
+from gpusim.errors import GpusimError
+from gpusim.estimate.simulate import _classes, array_bytes, simulate
+from gpusim.kernel.spec import get_kernel
+from gpusim.memory.cache import (L2_WAYS, LINE, SECTOR, _global_load_rows, _l2_tiles, _new_cache, _window_events,
+                                 l1_capacity_bytes, l1_simulate, l2_capacity_bytes, phased_schedule,
+                                 time_windows)
+from gpusim.memory.stream import compulsory_l2, reach_sectors, writeback_fractions
+from gpusim.paths import device_dir
+
+
+def _cta_bidx(result):
+    """Trace CTA id -> blockIdx, as gpusim.simulate enumerates them."""
+    spec = get_kernel(result.kernel)
+    gx, gy, gz = result.grid
+    px, py = spec.grid_period(result.M, result.N, result.K, **result.params)
+    sampled = result.mode == "sampled"
+    return [(x, y, z) for (x, _), (y, _), (z, _) in itertools.product(
+        _classes(gx, px, sampled), _classes(gy, py, sampled), [(i, 1) for i in range(gz)])]
+
+
+def _tile_sets(trace, rows_of_cta, M, N, K, bases):
+    """For one CTA: A rows, B column lines, C (row, column line) pairs that its loads touch."""
+    idx, _ = rows_of_cta
+    a = trace.addr[trace.rows["mem"][idx]]
+    a = a[a >= 0]
+    out = {}
+    for nm, ncols, nrows in (("A", K, M), ("B", N, K), ("C", N, M)):
+        off = a - bases[nm]
+        off = off[(off >= 0) & (off < nrows * ncols * 4)] // 4
+        r, col = off // ncols, off % ncols
+        out[nm] = (r, col * 4 // LINE)
+    return out
+
+
+def measured_schedule(result, n_ctas: int, with_unit: bool = False):
+    """(start, duration) of each CTA in linear blockIdx order, in units of the median CTA duration,
+    from the H200's record of this launch (traces/hw/h200/ctasched/, gpusim.hw.ctasched); with_unit:
+    (start, duration, that median in ns)."""
+    p = device_dir("h200") / "ctasched" / f"ctasched_{result.kernel}_{result.M}.json"
+    if not (result.M == result.N == result.K) or not p.exists():
+        raise GpusimError(f"schedule='measured': no CTA schedule record for {result.kernel} at "
+                          f"{result.M}x{result.N}x{result.K} (traces/hw/h200/ctasched/)")
+    rec = json.loads(p.read_text())
+    if rec.get("params") != result.params or len(rec["start_ns"]) != n_ctas:
+        raise GpusimError(f"schedule='measured': the record {p.name} is of another launch "
+                          f"({rec.get('params')}, {len(rec['start_ns'])} CTAs)")
+    s, e = np.asarray(rec["start_ns"], np.float64), np.asarray(rec["end_ns"], np.float64)
+    T = float(np.median(e - s))
+    return (s / T, (e - s) / T, T) if with_unit else (s / T, (e - s) / T)
+
+
+def l2_simulate(result, *, l2_bytes: int | None = None, schedule: str = "fluid", sample: int | None = None,
+                arch: GPU | None = None, slot_finish=None, pending_ns: float = 0.0,
+                unit_ns: float | None = None, windows: bool | None = None) -> dict:
+    """Chip-wide L2 over the tile stream of every CTA (see module doc); past WINDOW_LINES accesses, in
+    time windows (`time_windows`; windows=False: always the whole stream). Returns per-array line
+    accesses and misses (scaled back by the set-sampling factor) and the settings used.
+    pending_ns > 0: a hit on a line whose miss by another CTA began less than pending_ns before gets
+    its data with that fill (a pending hit); such hits are counted per array ("line_pending",
+    "pending_fraction" = pending / accesses, "latency_miss_fraction" = (misses + pending) / accesses).
+    The schedule's time unit in ns: the record's for "measured", else unit_ns (one CTA's round)."""
+    arch = arch or getattr(result, "gpu", None) or get_arch(result.arch)   # the result's GPU (--set), not the preset
+    trace = result.trace
+    M, N, K = result.M, result.N, result.K
+    gx, gy, gz = result.grid
+    if gz != 1:
+        raise GpusimError("the L2 tile model handles 2-D grids only")
+    bidx = _cta_bidx(result)
+    pos = {b[:2]: i for i, b in enumerate(bidx)}
+    gidx, _ = _global_load_rows(trace)
+    cta_col = trace.rows["cta"][gidx]
+
+    def sets_of(b):
+        i = pos.get(b)
+        if i is None:
+            return None
+        return _tile_sets(trace, (gidx[cta_col == i], None), M, N, K, result.bases)
+    s00 = sets_of((0, 0))
+    s10 = sets_of((1, 0)) if gx > 1 else None
+    s01 = sets_of((0, 1)) if gy > 1 else None
+
+    def step(nm, which, other):
+        if other is None:
+            return 0
+        u, v = s00[nm][which], other[nm][which]
+        return int(v.min() - u.min()) if u.size and v.size else 0
+    a_rows = np.unique(s00["A"][0]).astype(np.int64)
+    b_cls = np.unique(s00["B"][1]).astype(np.int64)
+    c_pairs = np.unique(np.stack([s00["C"][0], s00["C"][1]], 1), axis=0) if s00["C"][0].size \
+        else np.zeros((0, 2), np.int64)
+    steps = {k: (step(nm, w, s10), step(nm, w, s01)) for k, nm, w in
+             (("a", "A", 0), ("b", "B", 1), ("cr", "C", 0), ("cc", "C", 1))}
+
+    occ = result.occupancy
+    S = arch.sm_count * occ.blocks_per_sm
+    n_ctas = gx * gy
+    nchunks = -(-K * 4 // LINE)
+    # each CTA's start and duration in units of one round; its chunk c's event at start + dur * frac(c)
+    if schedule == "fluid":
+        start, dur = np.arange(n_ctas) / S, np.ones(n_ctas)
+    elif schedule == "waves":
+        start, dur = (np.arange(n_ctas) // S).astype(np.float64), np.ones(n_ctas)
+    elif schedule == "measured":
+        start, dur, unit_ns = measured_schedule(result, n_ctas, with_unit=True)
+    elif schedule == "phased":
+        if not slot_finish or len(slot_finish) != occ.blocks_per_sm:
+            raise GpusimError(f"schedule='phased' needs slot_finish for the {occ.blocks_per_sm} resident CTAs")
+        start, dur = phased_schedule(n_ctas, arch.sm_count, slot_finish)
+    else:
+        raise GpusimError(f"schedule must be 'fluid', 'waves', 'phased' or 'measured', got {schedule!r}")
+    if schedule != "measured":
+        if pending_ns and not (unit_ns and unit_ns > 0):
+            raise GpusimError(f"pending_ns with schedule={schedule!r} needs unit_ns, the duration of one CTA's "
+                              "round in ns")
+        unit_ns = unit_ns or 1.0
+    W = pending_ns / unit_ns if pending_ns else 0.0
+    cap = l2_bytes if l2_bytes is not None else l2_capacity_bytes(arch)
+    chunk_lines, c_lines = a_rows.size + 32 * b_cls.size, len(c_pairs)
+    total_lines = n_ctas * (nchunks * chunk_lines + c_lines)
+    spans, weight = time_windows(float(start.min()), float((start + dur).max()), total_lines, cap // LINE, windows)
+    i, c, t, mode, blk = _window_events(start, dur, nchunks, spans)
+    order = np.lexsort((i, t))
+    i, c, t, mode, blk = i[order], c[order], t[order], mode[order], blk[order]
+    total = int(np.where(c < nchunks, chunk_lines, c_lines).sum())
+    if sample is None:
+        sample = 1
+        while total / sample > 2e7 and sample < 16:
+            sample *= 2
+    tags, valid, stamp, nsets, ways = _new_cache(cap // sample, L2_WAYS)
+    nb = len(weight)
+    b_acc, b_miss, b_pend = (np.zeros((nb, 3), np.int64) for _ in range(3))
+    fill_t = np.full(tags.shape[0] if W else 1, -np.inf)
+    bl = {nm: result.bases[nm] // LINE for nm in "ABC"}
+    _l2_tiles(i, c, t, mode, blk, float(W), nchunks, gx,
+              a_rows, bl["A"], K * 4 // LINE, steps["a"][0], steps["a"][1],
+              b_cls, bl["B"], N * 4 // LINE, steps["b"][0], steps["b"][1], K,
+              c_pairs[:, 0].astype(np.int64).copy(), c_pairs[:, 1].astype(np.int64).copy(), bl["C"],
+              N * 4 // LINE, steps["cr"][0], steps["cr"][1], steps["cc"][0], steps["cc"][1],
+              tags, valid, stamp, fill_t, nsets, ways, sample, b_acc, b_miss, b_pend)
+    # each counted block stands for `weight` blocks (1 each where every event was simulated)
+    acc, miss, pend = ((weight[:, None] * x).sum(axis=0) for x in (b_acc, b_miss, b_pend))
+    windows_used = int((weight > 0).sum())
+    return {"line_accesses": (acc * sample).round().astype(np.int64).tolist(),
+            "line_misses": (miss * sample).round().astype(np.int64).tolist(),
+            "miss_fraction": [float(m / a) if a else 0.0 for m, a in zip(miss, acc)],
+            "line_pending": (pend * sample).tolist(),
+            "pending_fraction": [float(p / a) if a else 0.0 for p, a in zip(pend, acc)],
+            "latency_miss_fraction": [float((m + p) / a) if a else 0.0 for m, p, a in zip(miss, pend, acc)],
+            "capacity_bytes": cap, "sample": sample, "schedule": schedule,
+            "windows": windows_used, "blocks": nb, "lines_simulated": total,
+            "lines_in_stream": int(total_lines)}
+
+
+def _l1_whole(result, arch):
+    trace = result.trace
+    occ = result.occupancy
+    smem = result.metrics.get("launch__shared_mem_per_block_static", 0) or 0
+    cap = l1_capacity_bytes(arch, occ.blocks_per_sm, smem) // max(1, occ.blocks_per_sm)
+    gidx, nb = _global_load_rows(trace)
+    w = trace.rows["weight"][gidx]
+    sect = np.zeros(len(gidx), np.int64)
+    hit = np.zeros(len(gidx), np.int64)
+    cta = trace.rows["cta"][gidx]
+    for c in np.unique(cta):
+        sel = np.flatnonzero(cta == c)
+        rows = gidx[sel]
+        s, h = l1_simulate(trace.addr[trace.rows["mem"][rows]], nb[rows], cap)
+        sect[sel], hit[sel] = s, h
+    return gidx, w, sect, hit, cap * max(1, occ.blocks_per_sm)
+
+
+def hit_rates(result, *, schedule: str = "fluid", sample: int | None = None, l2_bytes: int | None = None,
+              slot_finish=None, pending_ns: float = 0.0, unit_ns: float | None = None) -> dict:
+    """Whole-kernel L1/L2 hit rates and traffic of a SimResult, keyed by ncu metric names.
+
+    Needs the trace: `gpusim.simulate(..., keep_trace=True)`; a result without one is simulated
+    again (same kernel, size and parameters) to get it.
+    """
+    if result.trace is None:
+        result = simulate(result.kernel, result.M, result.N, result.K, arch=getattr(result, "gpu", None) or result.arch,
+                          params=result.params, mode=result.mode, keep_trace=True)
+    arch = getattr(result, "gpu", None) or get_arch(result.arch)
+    gidx, w, sect, hit, l1cap = _l1_whole(result, arch)
+    sectors = int((w * sect).sum())
+    hits = int((w * hit).sum())
+    if not get_kernel(result.kernel).is_gemm:       # no K loop to build a tile stream of: compulsory misses
+        return _stream_rates(result, gidx, w, sect - hit, sectors, hits, l1cap, arch)
+    l2 = l2_simulate(result, schedule=schedule, sample=sample, l2_bytes=l2_bytes, arch=arch,
+                     slot_finish=slot_finish, pending_ns=pending_ns, unit_ns=unit_ns)
+    dram_sectors = 4 * sum(l2["line_misses"])
+    return _rates(result, sectors, hits, dram_sectors, l1cap,
+                  miss=dict(zip("ABC", l2["miss_fraction"])), pending=dict(zip("ABC", l2["pending_fraction"])),
+                  pending_lines=sum(l2["line_pending"]), l2cap=l2["capacity_bytes"], sample=l2["sample"],
+                  schedule=l2["schedule"])
+
+
+def _rates(result, sectors, hits, dram_sectors, l1cap, *, miss, pending, pending_lines, l2cap, sample,
+           schedule) -> dict:
+    """hit_rates' figures, by ncu's names and gpusim__ ones, from what either L2 model found."""
+    l2_reads = sectors - hits
+    return {
+        "gpusim__dram_writeback_fraction_by_array": _writebacks(result),
+        "l1tex__t_sector_pipe_lsu_mem_global_op_ld_hit_rate.pct": 100.0 * hits / sectors if sectors else 0.0,
+        "lts__t_sectors_srcunit_tex_op_read.sum": l2_reads,
+        "l1tex__m_xbar2l1tex_read_bytes.sum": SECTOR * l2_reads,
+        "lts__t_sector_op_read_hit_rate.pct": 100.0 * max(0.0, 1 - dram_sectors / l2_reads) if l2_reads else 0.0,
+        "dram__bytes_read.sum": SECTOR * dram_sectors,
+        "gpusim__l2_miss_fraction_by_array": miss,
+        "gpusim__l2_pending_fraction_by_array": pending,
+        "gpusim__l2_pending_hit_lines": pending_lines,
+        "gpusim__l1_capacity_bytes": l1cap,
+        "gpusim__l2_capacity_bytes": l2cap,
+        "gpusim__l2_set_sample": sample,
+        "gpusim__l2_schedule": schedule,
+    }
+
+
+def _writebacks(result) -> dict:
+    """{array: share of its stored sectors the L2 writes back to DRAM} (gpusim.memory.stream)."""
+    return writeback_fractions(result.trace, result.bases,
+                               array_bytes(result.kernel, result.M, result.N, result.K))
+
+
+def _stream_reach(result, arch) -> float:
+    """gpusim.memory.stream's reach for this launch: the L2 over the CTAs resident on the chip at once."""
+    G = int(np.prod(result.grid))
+    return reach_sectors(arch.l2_bytes, min(G, arch.sm_count * max(1, result.occupancy.blocks_per_sm)))
+
+
+def _stream_rates(result, gidx, w, l2_row_reads, sectors, hits, l1cap, arch) -> dict:
+    """hit_rates' figures for a kernel that is not an SGEMM (gpusim.memory.stream)."""
+    sizes = array_bytes(result.kernel, result.M, result.N, result.K)
+    per = compulsory_l2(result.trace, gidx, w, l2_row_reads, result.bases, sizes, _stream_reach(result, arch))
+    return _rates(result, sectors, hits, sum(v["dram_sectors"] for v in per.values()), l1cap,
+                  miss={nm: v["miss_fraction"] for nm, v in per.items()}, pending={nm: 0.0 for nm in per},
+                  pending_lines=0, l2cap=arch.l2_bytes, sample=1,
+                  schedule="compulsory misses (gpusim.memory.stream)")

@@ -1,0 +1,401 @@
+"""Whole-kernel time: occupancy, rounds of resident CTAs per SM, steady-state loop trips.
+
+`predict(result, arch)` turns a counting run (`gpusim.simulate(...)`, a SimResult) into a
+predicted kernel time with ncu-named warp-state ratios:
+
+1. CTAs per SM. The grid's G CTAs are spread over the preset's S SMs; the busiest SM gets
+   n = ceil(G / S) of them, B = occupancy.blocks_per_sm at a time. It runs them as
+   floor(n / B) rounds of B resident CTAs and, if n % B, one round of n % B CTAs (the
+   partial last wave; at small sizes where G < S this is the only round, one CTA per SM).
+   All SMs run concurrently, so the kernel ends with the busiest SM.
+2. A round's cycles. The resident CTAs (those the first SM receives: blockIdx linear ids
+   0, S, 2S, ...) are built with every periodic K loop cut to its first W1 and then W2 trips
+   (Sampler(window=W)) and timed by the cycle engine (simulate_sm), all launched at cycle 0.
+   Steady-state cycles per trip = (C(W2) - C(W1)) / (W2 - W1); the rest of C(W1) is the
+   prologue, the first W1 trips and the epilogue. A round of T trips takes
+   C(W1) + (T - W1) * per_trip. The same linear extrapolation is applied to every warp-state
+   counter and to the issued instructions, so the stall ratios are those of the whole round.
+   When T <= W2 the full trace is timed and nothing is extrapolated.
+3. Kernel cycles = sum over the busiest SM's rounds (rounds follow each other: a CTA slot
+   frees when its CTA retires; we take the rounds as back to back, as the H200's block
+   scheduler refills them, ignoring the stagger between slots: the recorded schedules,
+   traces/hw/h200/ctasched/, show lockstep waves for the tiled kernels but two phases half a
+   CTA apart for naive and smemtile). time_ms = cycles / SM clock + launch overhead.
+   time_ms adds the launch's fixed overhead as the records' CUDA events see it (the preset's
+   launch_overhead_us: an empty launch queued behind other work, micro/launch_overhead.json);
+   the cycles are the kernel's execution alone.
+
+Sampling error (stated and tested in tests/estimate/test_kernel_time.py against a full engine
+run of every trip): the extrapolation is exact when every steady trip costs the same; the
+error comes from trips W1..W2 not yet being in steady state. Measured at sizes where a full
+run is feasible, it is within SAMPLING_TOLERANCE of the full run's cycles.
+
+Memory levels: if gpusim.memory.cache provides `global_levels(trace, arch, ...)` (the cache
+model), each global load's level (L1/L2/DRAM, or an L2 hit on a fill another CTA's miss has in
+flight) comes from it; otherwise every global load is an L2 hit (the engine's default) and the
+prediction says so in its notes. The chip-wide L2
+model needs the order in which CTAs run: schedule="phased" (default) takes it from the
+engine's first round (first_round_probe), see gpusim/memory/cache.py.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from gpusim.arch import get_arch, GPU
+from gpusim.errors import GpusimError
+from gpusim.estimate.round_inputs import (_Levels, _groups, _l2_warm, _resident, build_window,  # noqa: F401
+                                          ptxas_facts, window_trace)
+from gpusim.kernel.spec import get_kernel
+from gpusim.timing import (simulate_sm, TimingResult, not_issued_metrics, LSU_METRIC_NAMES, LSU_SUMS,
+                           LSU_PENDING, LSU_LATENCY)
+from gpusim.timing.control_codes import stall_table
+from gpusim.timing.lower import l2_pending_window_ns
+from gpusim.timing.states import STATES, stall_metric
+from gpusim.trace.trace import Trace
+
+# loop trips of the two timing windows. Chosen against full engine runs (not against the H200): over the
+# ladder at 1024 and 2048 and the 32 held-out shapes (48 points), windows of 8 and 16 trips missed the full
+# run by 1.15 % on average and 5.9 % at worst (a CTA pair's phase still settling: regtile1d 8192x8192x512,
+# regtile2d and vectorized 2048x2048x8192), 8/32 by 0.58 / 5.1 %, 16/32 by 0.66 / 4.8 %, 32/64 by 0.48 / 4.6 %,
+# 16/48 by 0.50 / 3.0 %; at 4096, 16/48 is within 1.1 % of the full run for all 8 (8/16: up to 2.9 %)
+W1, W2 = 16, 48
+SAMPLING_TOLERANCE = 0.05     # |windowed - full| / full cycles, tested against full runs (tests/estimate/test_kernel_time.py)
+
+
+@dataclass
+class Round:
+    ctas: int                  # resident CTAs on the SM in this round
+    count: int                 # how many such rounds the busiest SM runs
+    trips: int                 # real trips of the longest periodic loop
+    cycles: float              # predicted cycles of one such round
+    per_trip: float | None     # steady-state cycles per trip (None: timed in full)
+    timing: TimingResult       # the W1 (or full) window's engine result
+    block_idx: list            # blockIdx of the resident CTAs that were timed
+    op_states: dict = field(default_factory=dict)   # {opcode: {state: cycles}} of the whole round
+    timing2: TimingResult | None = None  # the W2 window's engine result (None: timed in full)
+
+
+@dataclass
+class Prediction:
+    kernel: str
+    M: int
+    N: int
+    K: int
+    time_ms: float
+    cycles: float                       # sm__cycles_elapsed.avg
+    metrics: dict                       # ncu names -> value (cycles, stalls, occupancy, issue)
+    stalls: dict                        # smsp__average_warps_issue_stalled_<r>_per_issue_active.ratio
+    rounds: list                        # Round per distinct resident-CTA count
+    ctas_per_sm: int                    # on the busiest SM
+    windows: tuple                      # (W1, W2)
+    memory_levels: str                  # "cache model" or "all L2"
+    notes: list = field(default_factory=list)
+    op_state_cycles: dict = field(default_factory=dict)   # {opcode: {state: cycles}} on the busiest SM
+    # what the engine was given (memory levels, ptxas's facts, SMs sharing L2/DRAM), for a timeline window
+    # timed as the prediction times its rounds (gpusim.estimate.window); not part of to_json
+    inputs: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def gflops(self) -> float:
+        return get_kernel(self.kernel).flop_count(self.M, self.N, self.K) / (self.time_ms * 1e-3) / 1e9
+
+    @property
+    def gbps(self) -> float:
+        """The bandwidth the launch reaches if it moves each array once (KernelSpec.min_bytes)."""
+        return get_kernel(self.kernel).min_bytes(self.M, self.N, self.K) / (self.time_ms * 1e-3) / 1e9
+
+    def to_json(self) -> dict:
+        return {"time_ms": self.time_ms, "cycles": self.cycles, "stalls": self.stalls,
+                "stall_sites": self.op_state_cycles,
+                "timing_metrics": self.metrics,
+                "rounds": [{"resident_ctas": r.ctas, "count": r.count, "trips": r.trips,
+                            "cycles": r.cycles, "cycles_per_trip": r.per_trip} for r in self.rounds],
+                # the loads in the LSU pipe as ncu counts them, over the whole kernel (busiest SM)
+                "lsu": {k: self.metrics[k] for k in LSU_METRIC_NAMES if k in self.metrics},
+                "windows": list(self.windows), "memory_levels": self.memory_levels, "notes": self.notes}
+
+
+def _time(trace: Trace, gpu: GPU, levels: _Levels, active_sms: int, ptxas=None, not_issued: bool = False,
+          log_states: int = 0, groups: bool | None = None):
+    """ptxas: (stall counts, scoreboards, read barriers, FP32 register reads) of the kernel's SASS
+    (control_codes, register_banks), None for none. log_states: stall intervals to keep (simulate_sm).
+    groups: the engine's waiter groups (_groups: one choice for all of a kernel's windows)."""
+    counts, boards, reads, banks = ptxas if ptxas else (None, None, None, None)
+    return simulate_sm(trace, gpu, global_level=levels(trace, gpu), active_sms=active_sms,
+                       stall_counts=counts, scoreboards=boards, read_barriers=reads, register_banks=banks,
+                       not_issued=not_issued, log_states=log_states, groups=groups)
+
+
+# engine counters carried through the window extrapolation with the warp states (the last four: the
+# shared and global loads' summed issue-to-retirement latency and their count, LSU_SUMS)
+_BUSY = ("smsp__inst_executed_pipe_fmaheavy.sum", "smsp__inst_executed_pipe_fmalite.sum",
+         "smsp__inst_executed_pipe_alu.sum", "smsp__inst_executed_pipe_xu.sum",
+         "gpusim__shared_pipe_busy_cycles", "gpusim__l1tex_busy_cycles",
+         "gpusim__mio_throttle_sm_pool_cycles", "gpusim__lg_throttle_sm_pool_cycles") + tuple(
+         k for c in ("shared", "lg") for k in LSU_SUMS[c])
+
+
+def _state_vec(t: TimingResult) -> np.ndarray:
+    m = t.metrics
+    busy = [m[k] for k in _BUSY[:4]] + [
+        m["l1tex__data_pipe_lsu_wavefronts_mem_shared.avg.pct_of_peak_sustained_elapsed"] * t.cycles / 100.0,
+        m["gpusim__l1tex_tag_busy.pct"] * t.cycles / 100.0] + [m[k] for k in _BUSY[6:]]
+    return np.array([t.state_cycles[s] for s in STATES] + busy + [t.not_issued_cycles.get(s, 0) for s in STATES]
+                    + [t.inst_issued], np.float64)
+
+
+def _extrapolate_ops(a: dict, b: dict, f: float) -> dict:
+    """{op: {state: a + f * (b - a)}} clamped at 0 (the window extrapolation of the states)."""
+    out = {}
+    # sorted: a set's order changes with PYTHONHASHSEED, and --json must not
+    for op in sorted(set(a) | set(b)):
+        sa, sb = a.get(op, {}), b.get(op, {})
+        d = {s: max(sa.get(s, 0) + f * (sb.get(s, 0) - sa.get(s, 0)), 0.0) for s in sorted(set(sa) | set(sb))}
+        d = {s: v for s, v in d.items() if v > 0}
+        if d:
+            out[op] = d
+    return out
+
+
+def time_round(result, gpu: GPU, r: int, levels: _Levels, windows=(W1, W2), full: bool = False,
+               ptxas=None, not_issued: bool = False):
+    """(cycles, state-cycles+issued vector, trips, per_trip, timing, block_idx, op_states, timing2) of
+    one round of r resident CTAs; full=True times every trip (the reference for the sampling test).
+    timing / timing2: the engine's results of the W1 / W2 windows (timing2 None when timed in full).
+    ptxas: the SASS's stall counts and scoreboards (control_codes), None for none. op_states: the
+    state cycles by opcode waited at, extrapolated like the vector."""
+    w1, w2 = windows
+    bidx = _resident(result, gpu, r)
+    grp = _groups(result, gpu)
+    gx, gy, gz = result.grid
+    n_sm = min(gx * gy * gz, gpu.sm_count)       # SMs sharing the L2 and DRAM bandwidth
+    if full:
+        tr, trips, _ = window_trace(result, bidx, None)
+        t = _time(tr, gpu, levels, n_sm, ptxas, not_issued, groups=grp)
+        return float(t.cycles), _state_vec(t), trips, None, t, bidx, t.op_state_cycles, None
+    tr1, trips, e1 = window_trace(result, bidx, w1)
+    t1 = _time(tr1, gpu, levels, n_sm, ptxas, not_issued, groups=grp)
+    tr2 = e2 = None
+    if trips > w2 and e1 < trips:
+        tr2, _, e2 = window_trace(result, bidx, w2)
+    if tr2 is None or e2 <= e1:      # short, or a loop the SASS front-end could not cut (it said why)
+        if e1 < trips:
+            tr, _, _ = window_trace(result, bidx, None)
+            t1 = _time(tr, gpu, levels, n_sm, ptxas, not_issued, groups=grp)
+        return float(t1.cycles), _state_vec(t1), trips, None, t1, bidx, t1.op_state_cycles, None
+    t2 = _time(tr2, gpu, levels, n_sm, ptxas, not_issued, groups=grp)
+    # the windows' recorded trips (e1, e2): the SASS front-end's include the loop's last trip
+    per_trip = (t2.cycles - t1.cycles) / (e2 - e1)
+    v1, v2 = _state_vec(t1), _state_vec(t2)
+    # a state that shrinks between the two windows (a start-up transient, e.g. drain) is
+    # extrapolated down to zero, never below: cycles in a state cannot be negative
+    vec = np.maximum(v1 + (trips - e1) * (v2 - v1) / (e2 - e1), 0.0)
+    cycles = t1.cycles + (trips - e1) * per_trip
+    ops = _extrapolate_ops(t1.op_state_cycles, t2.op_state_cycles, (trips - e1) / (e2 - e1))
+    return float(cycles), vec, trips, float(per_trip), t1, bidx, ops, t2
+
+
+W0 = 4     # trips of the window that gives the first round's CTA finish order: the fractions settle by
+           # 4 trips (coalesced 0.84 / 0.88 / 0.88 at 2 / 4 / 8; the others within 0.02 of 8 trips)
+
+
+def first_round_probe(result, gpu: GPU, r: int, ptxas=None) -> tuple[list, float]:
+    """When each of the r CTAs that start together on an SM finishes, as a fraction of the last
+    (oldest first), from a W0-trip window timed with every L1 miss an L2 hit; the L2 model's
+    "phased" schedule starts from it. The H200's first waves (traces/hw/h200/ctasched/, 4096) finish
+    together for the register-tiled kernels and tiled32 (0.96-1.0; the engine 0.94-0.99, but regtile1d's
+    younger CTA at 0.80 of the older's time, 2026-12-01; the H200's 0.999) and
+    nearly so for coalesced (0.97; the engine 0.93), but in a staircase for naive (0.51 / 1.0; the engine
+    0.99) and smemtile (0.72 / 1.0; the engine 0.95), where the engine's CTAs finish together: an older
+    CTA's warps take the issue slots and the freed queue entries first, and the engine's rounds
+    (CTAs launched together) could not follow the stagger that leaves. Making the engine's queue
+    fairness favour older CTAs gave naive 0.52 and smemtile 0.69 but coalesced 0.67 (H200 0.97) and
+    cut naive's warp cycles per instruction by 25 %; it is not used.
+    Returns (those fractions, a first estimate of the round's duration in ns: the window's cycles
+    scaled to the round's trips, the L2 model's time unit for its pending hits)."""
+    bidx = _resident(result, gpu, r)
+    gx, gy, gz = result.grid
+    tr, trips = build_window(result, bidx, W0)
+    t = _time(tr, gpu, _Levels(result, gpu, True, l2_hits_only=True), min(gx * gy * gz, gpu.sm_count), ptxas,
+              groups=_groups(result, gpu))
+    fin = [float(t.warp_retire[t.warps[:, 0] == c].max()) for c in np.unique(t.warps[:, 0])]
+    last = max(fin) or 1.0
+    round_ns = t.cycles * max(trips, W0) / W0 / (gpu.sm_clock_max_mhz * 1e-3)
+    return ([f / last for f in fin] if r > 1 else [1.0] * r), float(round_ns)
+
+
+def plan_rounds(n_ctas: int, blocks_per_sm: int, sm_count: int) -> tuple[int, list]:
+    """(CTAs on the busiest SM, [(resident CTAs, rounds)])."""
+    per_sm = -(-n_ctas // sm_count)
+    B = max(1, blocks_per_sm)
+    out = []
+    if per_sm // B:
+        out.append((B, per_sm // B))
+    if per_sm % B:
+        out.append((per_sm % B, 1))
+    return per_sm, out
+
+
+def lowered_round(result, pred, trips: int | None):
+    """The engine's input for the first round of a launch over `trips` loop trips (None: every trip), with
+    what the prediction `pred` gave the engine (memory levels, ptxas's facts, SMs sharing L2/DRAM): the
+    run a benchmark times as `gpusim run` runs it."""
+    from gpusim.timing import lower
+    inp, r0 = pred.inputs, pred.rounds[0]
+    tr, _ = build_window(result, r0.block_idx, trips)
+    counts, boards, reads, banks = inp["ptxas"] or (None, None, None, None)
+    gpu = inp["gpu"]
+    return lower(tr, gpu, global_level=inp["levels"](tr, gpu), active_sms=inp["active_sms"], stall_counts=counts,
+                 scoreboards=boards, read_barriers=reads, register_banks=banks)
+
+
+def prediction_levels(result, gpu: GPU, ptxas=None, *, enabled: bool = True, schedule: str = "phased",
+                      l2_pending: bool = True, dram_rows: str = "spread", step=None):
+    """(the memory levels of a window's global loads, the first round's slot finish fractions or None)
+    as predict() gives them to the engine (see predict for the switches); step() is called once the
+    first-round probe is done (predict's progress)."""
+    finish, round_ns = None, None
+    if enabled and not _l2_warm(result, gpu) and (schedule == "phased" or (l2_pending and schedule != "measured")):
+        f, round_ns = first_round_probe(result, gpu, result.occupancy.blocks_per_sm, ptxas)
+        finish = f if schedule == "phased" else None
+    if step:
+        step()
+    return _Levels(result, gpu, enabled, schedule=schedule, slot_finish=finish,
+                   pending_ns=l2_pending_window_ns(gpu) if l2_pending else 0.0, dram_rows=dram_rows,
+                   unit_ns=round_ns), finish
+
+
+def predict(result, arch: str | GPU | None = None, *, levels: bool = True, windows=(W1, W2),
+            full: bool = False, control_codes: bool = True, schedule: str = "phased",
+            scoreboards: str = "all", read_barriers: bool = True, l2_pending: bool = True,
+            not_issued: bool = False, dram_rows: str = "spread", register_banks: bool = True,
+            progress=None) -> Prediction:
+    """Predicted whole-kernel time and warp-state ratios of a simulated launch (see module doc).
+    schedule: the L2 model's CTA schedule (gpusim.memory.cache): "phased" (default: slots staggered
+    as the engine's first round finishes, slot_finish), "fluid", "waves", or "measured" to replay
+    the H200's recorded one (a diagnosis of the L2 model, not a prediction). scoreboards: which
+    loads share ptxas's dependency barriers: "all" (default: global and shared loads,
+    control_codes.scoreboard_table), "global" (global loads only: global_scoreboards, a diagnosis)
+    or "none". read_barriers: memory
+    instructions hold ptxas's read barriers until their pipe takes them (control_codes.
+    read_barrier_table); False to leave them out (a diagnosis). l2_pending: an L2 hit on a line another
+    CTA's miss began fetching less than D - L before (the DRAM and L2 latencies) gets its data with that
+    fill and is timed at lower.l2_pending_latency_cycles (LEVEL_L2_PENDING; gpusim.memory.cache.
+    l2_simulate, in the schedule's time unit: the engine's first estimate of a round, first_round_probe,
+    or the record's for "measured"); False times every L2 hit at the L2 latency (a diagnosis).
+    dram_rows (a diagnosis): "grouped" gives the DRAM share of a window's global loads to whole load
+    instructions of a CTA (all its warps' rows) rather than row by row (gpusim.memory.cache.global_levels).
+    register_banks: FP32 rows carry the register reads of the kernel's SASS (register_banks); False to
+    leave them out (a diagnosis: the switch bubble alone).
+    not_issued (a diagnosis): also the share of each state's cycles in which the warp's SMSP issued
+    nothing (gpusim__<state>_not_issued.pct), what ncu's PC sampling counts as not-issued samples.
+    progress: called as progress(steps done, steps) after the first-round finish order, the L2 model and
+    each round's windows (a progress bar)."""
+    if scoreboards not in ("all", "global", "none"):
+        raise GpusimError(f"scoreboards must be 'all', 'global' or 'none', got {scoreboards!r}")
+    # the GPU the result ran on, with any --set changes, unless another is asked for
+    gpu = get_arch(arch) if arch is not None else getattr(result, "gpu", None) or get_arch(result.arch)
+    gx, gy, gz = result.grid
+    G = gx * gy * gz
+    per_sm, plan = plan_rounds(G, result.occupancy.blocks_per_sm, gpu.sm_count)
+    rounds, total_cycles, vec = [], 0.0, None
+    op_states: dict = {}
+    table = stall_table(result.kernel, result.params, result.M, result.N, result.K) if control_codes else None
+    ptxas = ptxas_facts(result, scoreboards, read_barriers, register_banks) if table else None
+    steps = [0, 2 + len(plan)]
+
+    def step():
+        steps[0] += 1
+        if progress:
+            progress(*steps)
+    l2_model = bool(levels and plan and not _l2_warm(result, gpu))
+    levels_fn, finish = prediction_levels(result, gpu, ptxas, enabled=levels, schedule=schedule,
+                                          l2_pending=l2_pending, dram_rows=dram_rows, step=step)
+    step()
+    for r, count in plan:
+        cyc, v, trips, per_trip, t, bidx, ops, t2 = time_round(result, gpu, r, levels_fn, windows, full, ptxas,
+                                                             not_issued)
+        rounds.append(Round(r, count, trips, cyc, per_trip, t, bidx, ops, t2))
+        step()
+        for op, st in ops.items():
+            acc = op_states.setdefault(op, {})
+            for k, c in st.items():
+                acc[k] = acc.get(k, 0.0) + count * c
+        total_cycles += count * cyc
+        vec = count * v if vec is None else vec + count * v
+    states = {s: float(vec[i]) for i, s in enumerate(STATES)}
+    issued = float(vec[-1])
+    active = sum(states.values())
+    stalls = {stall_metric(s): states[s] / issued for s in STATES}
+    smsp = gpu.smsp_per_sm
+    m = {
+        "sm__cycles_elapsed.avg": total_cycles,
+        "gpu__time_duration.sum": total_cycles / (gpu.sm_clock_max_mhz * 1e6) * 1e9,
+        "smsp__average_warp_latency_per_inst_issued.ratio": active / issued,
+        "smsp__issue_active.avg.per_cycle_active": issued / (smsp * total_cycles),
+        "smsp__issue_active.avg.pct_of_peak_sustained_active": 100.0 * issued / (smsp * total_cycles),
+        "sm__warps_active.avg.pct_of_peak_sustained_active": 100.0 * active / (total_cycles * gpu.max_warps_per_sm),
+        "smsp__warps_active.avg.per_cycle_active": active / (smsp * total_cycles),
+        "gpusim__inst_issued_per_sm": issued,
+        "gpusim__launch_overhead_us": gpu.launch_overhead_us,
+    }
+    m.update(stalls)
+    busy = dict(zip(_BUSY, vec[len(STATES):len(STATES) + len(_BUSY)]))
+    if not_issued:
+        lat0 = len(STATES) + len(_BUSY)
+        m.update(not_issued_metrics({s: float(vec[lat0 + i]) for i, s in enumerate(STATES)}, states))
+    cyc = max(total_cycles, 1.0)
+    m.update({
+        "gpusim__pipe_fma_issue.pct": 100.0 * (busy[_BUSY[0]] + busy[_BUSY[1]]) / (smsp * cyc),
+        "gpusim__pipe_alu_issue.pct": 100.0 * busy[_BUSY[2]] * gpu.alu_issue_interval_cycles / (smsp * cyc),
+        "gpusim__shared_pipe_busy.pct": 100.0 * busy[_BUSY[4]] / cyc,
+        "gpusim__l1tex_busy.pct": 100.0 * busy[_BUSY[5]] / cyc,
+        "gpusim__mio_throttle_sm_pool.ratio": busy[_BUSY[6]] / issued,
+        "gpusim__lg_throttle_sm_pool.ratio": busy[_BUSY[7]] / issued,
+    })
+    # loads in the LSU pipe over the whole kernel, as ncu counts them: pending per cycle and mean latency
+    for c in ("shared", "lg"):
+        lat, n = busy[LSU_SUMS[c][0]], busy[LSU_SUMS[c][1]]
+        m[LSU_PENDING.format(c)] = lat / cyc
+        m[LSU_LATENCY.format(c)] = lat / n if n > 0 else 0.0
+    hr = getattr(levels_fn, "hit_rates", None)
+    if hr:
+        secs = total_cycles / (gpu.sm_clock_max_mhz * 1e6)
+        for k in ("l1tex__t_sector_pipe_lsu_mem_global_op_ld_hit_rate.pct", "lts__t_sector_op_read_hit_rate.pct",
+                  "dram__bytes_read.sum"):
+            m[k] = hr[k]
+        if secs > 0:
+            m["gpusim__dram_read_gbps"] = hr["dram__bytes_read.sum"] / secs / 1e9
+            m["gpusim__dram_read.pct_of_achieved_peak"] = (100.0 * m["gpusim__dram_read_gbps"]
+                                                          / gpu.dram_achieved_bandwidth_gbps)
+    notes = []
+    src = levels_fn.source
+    if src == "all L2":
+        notes.append("every global load is timed as an L2 hit (gpusim.memory.cache not available)")
+    notes.append(f"time adds a launch's overhead as CUDA events see it, {gpu.launch_overhead_us:.2f} us "
+                 "(micro/launch_overhead.json: an empty kernel's launch queued behind other work)")
+    if finish is not None:
+        notes.append("L2 model: CTA slots phased as the first round finishes (" +
+                     " / ".join(f"{f:.2f}" for f in finish) + ")")
+    elif schedule != "phased":
+        notes.append(f"L2 model: CTA schedule {schedule!r}" + (" (the H200's recorded one: a replay, not a "
+                                                                "prediction)" if schedule == "measured" else ""))
+    if l2_model:
+        notes.append("L2 hits on lines another CTA's miss is still fetching wait for the fill" if l2_pending else
+                     "every L2 hit at the L2 latency, none waits for a fill in flight (a diagnosis)")
+    if dram_rows != "spread":
+        notes.append(f"DRAM rows {dram_rows} by load instruction and CTA (a diagnosis, not the prediction)")
+    if table:
+        notes.append(f"issue gaps: ptxas's stall counts from {table[1]}")
+    elif control_codes:
+        notes.append("no SASS record of this kernel: no ptxas stall counts (each warp may issue every cycle)")
+    time_ms = total_cycles / (gpu.sm_clock_max_mhz * 1e3) + gpu.launch_overhead_us / 1e3
+    return Prediction(result.kernel, result.M, result.N, result.K, time_ms, total_cycles, m, stalls, rounds,
+                      per_sm, tuple(windows), src, notes, op_states,
+                      {"levels": levels_fn, "ptxas": ptxas, "active_sms": min(G, gpu.sm_count), "gpu": gpu})
+
+
+__all__ = ["predict", "prediction_levels", "ptxas_facts", "lowered_round", "Prediction", "Round", "plan_rounds", "time_round", "build_window", "W1", "W2",
+           "SAMPLING_TOLERANCE"]

@@ -1,0 +1,173 @@
+"""The engine's inputs for one round of a prediction: the window traces of the CTAs an SM runs together
+(the front-end re-run for their first trips), where each of their global loads is served from (the
+cache model), and ptxas's facts from the SASS that ran (stall counts, dependency and read barriers,
+register reads). gpusim.estimate.kernel_time times them."""
+from __future__ import annotations
+
+import numpy as np
+
+from gpusim.arch import GPU, get_arch
+from gpusim.estimate.simulate import allocate, run_cta
+from gpusim.kernel.context import Sampler
+from gpusim.kernel.spec import get_kernel
+from gpusim.memory.counters import cost_trace
+from gpusim.timing import GROUPS_FROM_WARPS_PER_SMSP
+from gpusim.timing.control_codes import global_scoreboards, read_barrier_table, scoreboard_table, stall_table
+from gpusim.timing.register_banks import bank_profile
+from gpusim.trace.trace import Trace
+
+
+class _TripSampler(Sampler):
+    """A timing-window sampler that also records each periodic loop's real trip count."""
+
+    def __init__(self, window: int | None):
+        super().__init__(False, window=window)
+        self.trips: list[int] = []
+
+    def iterations(self, n, period):
+        self.trips.append(n)
+        return super().iterations(n, period)
+
+
+def _l2_warm(result, gpu: GPU) -> bool:
+    """The kernel's arrays fit in the L2: the recorded launches find them there (no L2 model needed)."""
+    try:
+        from gpusim.memory.cache import l2_capacity_bytes
+    except ImportError:
+        return False
+    from gpusim.estimate.simulate import array_bytes
+    total = sum(array_bytes(result.kernel, result.M, result.N, result.K).values())
+    if not get_kernel(result.kernel).is_gemm:
+        # each line of a streaming kernel's arrays is read (or written) by one CTA, so it sits in the L2
+        # partition near that CTA's SM alone, and the two partitions hold different lines: more than half
+        # the L2 holds its working set, as much as micro/l2_resident.json's copy keeps launch after launch.
+        # An SGEMM's A and B are read by CTAs on both halves, and one SM reaches half the L2
+        # (l2_capacity_bytes; micro/latency_chase_sweep.json): about half of it is distinct.
+        return total <= gpu.l2_stream_resident_bytes
+    return total <= l2_capacity_bytes(gpu)
+
+
+class _Levels:
+    """Where each global load of a window is served from: the cache model (gpusim.memory.cache)
+    when it exists: L1 from the window's own L1 replay, and the kernel's chip-wide L2 miss
+    fraction per array (hit_rates) spread over the L1 misses as DRAM rows; else None (all L2)."""
+
+    def __init__(self, result, gpu: GPU, enabled: bool = True, warm_l2: bool = True, schedule: str = "fluid",
+                 slot_finish=None, l2_hits_only: bool = False, pending_ns: float = 0.0, dram_rows: str = "spread",
+                 unit_ns: float | None = None):
+        self.fn, self.kw, self.source, self.warm = None, {}, "all L2", False
+        if not enabled:
+            return
+        try:
+            from gpusim.estimate.cache_model import hit_rates
+            from gpusim.memory.cache import global_levels   # the cache-model work
+        except ImportError:
+            return
+        occ = result.occupancy
+        self.kw = {"blocks_per_sm": occ.blocks_per_sm, "smem_per_block": occ.shared_bytes_per_block}
+        try:
+            self.warm = warm_l2 and _l2_warm(result, gpu)
+            if self.warm or l2_hits_only:
+                # the recorded times launch the kernel again and again on the same buffers: when
+                # A, B and C fit in the L2 they stay there, and no load goes to DRAM
+                # (l2_hits_only: every L1 miss an L2 hit, for the short window of slot_finish)
+                self.kw["l2_miss_fraction"] = 0.0
+                self.source = ("cache model (L1 replay; warm L2 holds the arrays)" if self.warm else
+                               "cache model (L1 replay; every L1 miss an L2 hit)")
+                self.fn = global_levels
+                return
+            hr = hit_rates(result, schedule=schedule, slot_finish=slot_finish, pending_ns=pending_ns,
+                           unit_ns=unit_ns)
+            frac = hr.get("gpusim__l2_miss_fraction_by_array")
+            if frac is not None:
+                stream = not get_kernel(result.kernel).is_gemm    # compulsory misses: on first touches
+                self.kw.update(l2_miss_fraction=frac, bases=result.bases,
+                               dram_rows="first_touch" if stream and dram_rows == "spread" else dram_rows)
+                if stream:
+                    from gpusim.estimate.cache_model import _stream_reach
+                    self.kw["reach"] = _stream_reach(result, gpu)
+            wb = hr.get("gpusim__dram_writeback_fraction_by_array")
+            if wb:      # the working set outgrows the L2: stored lines go back to DRAM
+                self.kw.update(writeback_fraction=wb, bases=result.bases)
+                if pending_ns:
+                    self.kw["l2_pending_fraction"] = hr["gpusim__l2_pending_fraction_by_array"]
+            self.hit_rates = hr
+            self.source = "cache model (L1 replay, chip-wide L2)"
+        except TypeError:
+            self.source = "cache model (L1 only)"
+        self.fn = global_levels
+
+    def __call__(self, trace: Trace, gpu: GPU):
+        if self.fn is None:
+            return None
+        return np.asarray(self.fn(trace, gpu, **self.kw), np.int8)
+
+
+def window_trace(result, block_idx: list, window: int | None, seed: int = 0):
+    """(trace, trips, trips recorded) of the CTAs `block_idx` resident together, the longest loop cut to
+    `window` trips. The SASS front-end records the first `window` trips and the loop's last one (it jumps
+    the registers there), the Python kernels the first `window` only."""
+    if getattr(result, "frontend", "python") == "sass":
+        from gpusim.estimate.simulate import array_bytes, layout
+        from gpusim.sass import frontend as F
+        M, N, K = result.M, result.N, result.K
+        spec = get_kernel(result.kernel)
+        prog, _ = F.program(result.kernel, tuple(sorted(result.params.items())))
+        bases = layout(M, N, K, spec)
+        mem = F.memory(array_bytes(spec, M, N, K), bases)
+        traces, trips, rec = [], 0, 0
+        for i, b in enumerate(block_idx):
+            t, _notes, loops = F.run_cta(prog, result.grid, result.block, b, 1, mem, (M, N, K, *spec.launch_scalars()), bases, i,
+                                         sample_loops=False, window=window, loop_trips=True, args=spec.arguments)
+            traces.append(cost_trace(t))
+            if loops:
+                longest = max(loops, key=lambda x: x[1])
+                trips, rec = max(trips, longest[1]), max(rec, longest[2])
+        return Trace.concat(traces), trips, rec
+    tr, trips = build_window(result, block_idx, window, seed)
+    return tr, trips, trips if window is None else min(trips, window)
+
+
+def build_window(result, block_idx: list, window: int | None, seed: int = 0):
+    """Trace of the CTAs `block_idx` resident together, periodic loops cut to `window` trips."""
+    if getattr(result, "frontend", "python") == "sass":
+        tr, trips, _ = window_trace(result, block_idx, window, seed)
+        return tr, trips
+    spec = get_kernel(result.kernel)
+    gpu = getattr(result, "gpu", None) or get_arch(result.arch)
+    M, N, K = result.M, result.N, result.K
+    arrays, bases = allocate(M, N, K, seed, spec)
+    sampler = _TripSampler(window)
+    traces = [run_cta(spec, result.params, gpu, result.grid, result.block, b, 1, sampler, arrays, bases,
+                      (M, N, K, *spec.launch_scalars()), i)[0] for i, b in enumerate(block_idx)]
+    trips = max(sampler.trips) if sampler.trips else 0
+    return Trace.concat(traces), trips
+
+
+def _groups(result, gpu: GPU) -> bool:
+    """Whether the engine keeps queue waiters in groups for this kernel: by its warps per SMSP at full
+    occupancy, the same for all its windows. A window's own count would differ for a last round of fewer
+    CTAs (coalesced at 4096: 16 warps per SMSP, its tail 8), and the two variants of the loop, compiled on
+    a machine's first run (~20 s each), would both be needed; their results are the same."""
+    warps = -(-int(np.prod(result.block)) // 32)
+    return result.occupancy.blocks_per_sm * warps / gpu.smsp_per_sm >= GROUPS_FROM_WARPS_PER_SMSP
+
+
+def _resident(result, gpu: GPU, r: int) -> list:
+    gx, gy, gz = result.grid
+    G = gx * gy * gz
+    ids = [min(j * gpu.sm_count, G - 1) for j in range(r)]     # what SM 0 receives: 0, S, 2S, ...
+    return [(i % gx, (i // gx) % gy, i // (gx * gy)) for i in ids]
+
+
+def ptxas_facts(result, scoreboards: str = "all", read_barriers: bool = True, register_banks: bool = True):
+    """(stall counts, dependency barriers, read barriers, FP32 register reads) of the kernel's recorded
+    SASS, as the engine takes them (see predict for the switches); None when the kernel has no SASS
+    record."""
+    table = stall_table(result.kernel, result.params, result.M, result.N, result.K)
+    if table is None:
+        return None
+    boards = {"all": scoreboard_table, "global": global_scoreboards, "none": lambda k, p: None}[scoreboards]
+    reads = read_barrier_table(result.kernel, result.params) if read_barriers else None
+    banks = bank_profile(result.kernel, result.params) if register_banks else None
+    return table[0], boards(result.kernel, result.params), reads, banks

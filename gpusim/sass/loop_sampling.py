@@ -1,0 +1,258 @@
+"""Loop sampling for the CTA emulator (gpusim.sass.cta.CtaRun inherits it): at a loop's back-edge,
+find the period of whole iterations, try the farthest jump on which the path still holds, and let the
+recorded iterations stand for the skipped ones (the rule is described in gpusim.sass.cta)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from gpusim.errors import GpusimError
+from gpusim.sass.state import MAX_PERIOD, _LINE
+
+
+@dataclass(eq=False)          # groups are told apart by identity (their lanes are arrays)
+class _Group:
+    pc: int
+    lanes: np.ndarray
+    blocked: bool = False
+    calls: tuple = ()          # pcs of the CALLs it is inside (outermost first)
+
+    def order(self) -> tuple:
+        """Where it stands in the code for picking the next group: a group inside a subroutine stands
+        at its CALL (the subroutine sits after EXIT, it returns before the code after the CALL)."""
+        return self.calls + (self.pc,)
+
+
+@dataclass
+class _Loop:
+    header: int
+    bra_pc: int
+    arrivals: list = field(default_factory=list)    # record index at each taken back-edge
+    sigs: list = field(default_factory=list)        # signature of each iteration (between arrivals)
+    snaps: list = field(default_factory=list)       # register state at the last 3 arrivals
+    done: bool = False
+    skipped: int = 0                                # iterations jumped over
+
+
+class LoopSampling:
+    """The loop-sampling half of CtaRun: its methods read and write the run's records and registers."""
+
+    def _sig(self, a: int, b: int):
+        return hash((tuple(self.r_pc[a:b]), b"".join(x.tobytes() for x in self.r_on[a:b]),
+                     b"".join(x.tobytes() for x in self.r_ex[a:b])))
+
+    def _arrive(self, loop: _Loop, header: int, bra_pc: int):
+        n = len(self.r_op)
+        if loop.arrivals:
+            loop.sigs.append(self._sig(loop.arrivals[-1], n))
+        loop.arrivals.append(n)
+        if loop.done:
+            return
+        if self.window is not None:
+            if len(loop.arrivals) < self.window - 2 * MAX_PERIOD - 2:
+                return
+            loop.snaps = (loop.snaps + [self.st.snapshot()])[-(2 * MAX_PERIOD + 2):]
+            if len(loop.arrivals) < self.window:
+                return
+            if len(loop.arrivals) > self.window + 2 * MAX_PERIOD + 2:
+                loop.done = True
+                return
+        elif self.sample_loops:
+            loop.snaps = (loop.snaps + [self.st.snapshot()])[-(2 * MAX_PERIOD + 2):]
+            if len(loop.sigs) > 2 * MAX_PERIOD + 2:
+                loop.done = True
+                self.notes.append(f"loop at 0x{header:04x}: no period of at most {MAX_PERIOD} iterations; "
+                                  "run in full")
+                return
+        else:
+            return
+        enclosing = [o for o in self.loops.values() if o is not loop and o.header < header and bra_pc < o.bra_pc]
+        if self.window is not None and enclosing:
+            loop.done = True           # windows cut the outermost loop only
+            return
+        if any(not o.done for o in enclosing):
+            return       # an enclosing loop may still be sampled: its iterations must stay alike
+        found = self._period(loop, check_addresses=self.window is None)
+        if found is None:
+            return
+        p, delta = found
+        region = {pc for pc in self.data_pcs if header <= pc <= bra_pc}
+        spilled = {pc for pc in self.local_pcs if header <= pc <= bra_pc}
+        if region or spilled:
+            loop.done = True
+            self.notes.append(
+                f"loop at 0x{header:04x}: " + (f"its control or addresses depend on loaded data (0x{min(region):04x})"
+                                               if region else f"it keeps addresses or counters in local memory "
+                                               f"(spills, 0x{min(spilled):04x})") + "; run in full")
+            return
+        self._skip(loop, header, bra_pc, p, delta, reweight=self.window is None)
+
+    def _clean_rows(self):
+        """Masks of the R / UR rows and P / UP rows that hold no data."""
+        t = self.taint
+        r = np.array([("R", i) not in t for i in range(256)])
+        u = np.array([("UR", i) not in t for i in range(64)])
+        p = np.array([("P", i) not in t for i in range(8)])
+        up = np.array([("UP", i) not in t for i in range(8)])
+        return r, u, p, up
+
+    def _stride_delta(self, snaps, p: int):
+        """The registers' advance over p iterations, when every register that holds no data advances
+        by the same amount over each of the last two stretches of p iterations, for the last two
+        residues (affine in the trip, up to a period-p pattern such as a double buffer's toggle);
+        else None. Returns (R delta, UR delta, {64-bit pair: delta})."""
+        if len(snaps) < 2 * p + 2:
+            return None
+        cr, cu, cp, cq = self._clean_rows()
+        for last in (-1, -2):
+            a, b, c = snaps[last], snaps[last - p], snaps[last - 2 * p]
+            if not (np.array_equal((a[0] - b[0])[cr], (b[0] - c[0])[cr])
+                    and np.array_equal((a[1] - b[1])[cu], (b[1] - c[1])[cu])
+                    and np.array_equal(a[2][cp], b[2][cp]) and np.array_equal(b[2][cp], c[2][cp])
+                    and np.array_equal(a[3][cq], b[3][cq]) and np.array_equal(b[3][cq], c[3][cq])):
+                return None
+        a, b = snaps[-1], snaps[-1 - p]
+        if not (np.array_equal((a[0] - b[0])[cr], (snaps[-2][0] - snaps[-2 - p][0])[cr])
+                and np.array_equal((a[1] - b[1])[cu], (snaps[-2][1] - snaps[-2 - p][1])[cu])):
+            return None          # both residues must advance alike
+        # 64-bit pairs advance as 64-bit values (a carry from the low word is not a constant step)
+        wide = {}
+        for kind, n in self.prog.wide:
+            k = 0 if kind == "R" else 1
+            clean = cr if kind == "R" else cu
+            if n + 1 >= len(clean) or not (clean[n] and clean[n + 1]):
+                continue
+            v = [x[k][n].astype(np.uint64) | (x[k][n + 1].astype(np.uint64) << np.uint64(32))
+                 for x in (snaps[-1], snaps[-1 - p], snaps[-1 - 2 * p], snaps[-2], snaps[-2 - p])]
+            d = v[0] - v[1]
+            if not (np.array_equal(d, v[1] - v[2]) and np.array_equal(d, v[3] - v[4])):
+                return None
+            wide[(kind, n)] = d
+        return a[0] - b[0], a[1] - b[1], wide
+
+    def _period(self, loop: _Loop, check_addresses: bool = True):
+        """(p, stride delta) for the smallest period p at which the recorded iterations repeat (same
+        instructions and masks; with check_addresses, memory addresses moved by whole 128-byte lines)
+        and the registers advance alike; None if none yet."""
+        sigs = loop.sigs
+        nobs = len(sigs)
+        for p in range(1, min(MAX_PERIOD, nobs // 2) + 1):
+            if not all(sigs[-1 - t] == sigs[-1 - t - p] for t in range(p)):
+                continue
+            if check_addresses and not self._addr_periodic(loop, p):
+                continue
+            delta = self._stride_delta(loop.snaps, p)
+            if delta is not None:
+                return p, delta
+        return None
+
+    def _addr_periodic(self, loop: _Loop, p: int) -> bool:
+        arr = loop.arrivals
+        for t in range(p):
+            a0, a1 = arr[-2 - t], arr[-1 - t]
+            b0 = arr[-2 - t - p]
+            for k in range(a1 - a0):
+                x, y = self.r_addr[a0 + k], self.r_addr[b0 + k]
+                if x is None:
+                    continue
+                on = x >= 0
+                d = x[on] - y[on]
+                if d.size and (d[0] % _LINE or (d != d[0]).any()):
+                    return False
+        return True
+
+    def _skip(self, loop: _Loop, header: int, bra_pc: int, p: int, delta, reweight: bool = True):
+        """Jump n*p iterations ahead, n as large as the path allows (a trial of the last one)."""
+        d_r, d_u, wide = delta
+        now, prev = loop.snaps[-1], loop.snaps[-2]      # starts of the next and of the last iteration
+        cr, cu, _, _ = self._clean_rows()
+        last = (loop.arrivals[-2], loop.arrivals[-1])
+        want = (self.r_pc[last[0]:last[1]], [x.tobytes() for x in self.r_on[last[0]:last[1]]])
+
+        def state_after(base, n: int):
+            R, UR, P, UP = (x.copy() for x in base)
+            nn = np.uint32(n & 0xFFFFFFFF)
+            R[cr] = base[0][cr] + nn * d_r[cr]
+            UR[cu] = base[1][cu] + nn * d_u[cu]
+            for (kind, r), d in wide.items():
+                arr = R if kind == "R" else UR
+                v0 = base[0 if kind == "R" else 1]
+                v = (v0[r].astype(np.uint64) | (v0[r + 1].astype(np.uint64) << np.uint64(32))) + np.uint64(n) * d
+                arr[r] = (v & np.uint64(0xFFFFFFFF)).astype(np.uint32)
+                arr[r + 1] = (v >> np.uint64(32)).astype(np.uint32)
+            return R, UR, P, UP
+
+        saved = (self.writer.copy(), set(self.taint),
+                 [(_g.pc, _g.lanes.copy(), _g.blocked, _g.calls) for _g in self.groups])
+
+        def trial(n: int):
+            self.writer, self.taint = saved[0].copy(), set(saved[1])
+            self.st.restore(state_after(prev, n))
+            self.st.cmp_log = []
+            try:
+                return self._trial(header, bra_pc, want, 4 * (last[1] - last[0]) + 64), self.st.cmp_log
+            finally:
+                self.st.cmp_log = None
+
+        ref = trial(0)[1]           # the last iteration's integer compares (the side of each lane's a - b)
+
+        def ok(n: int) -> bool:
+            """Does the iteration n periods after the last one take its path, every integer compare on the
+            same side of equality as in the last? An affine a - b that keeps its side never crosses zero
+            in between, so no compare (EQ / NE included) can have flipped there and back."""
+            good, log = trial(n)
+            return good and len(log) == len(ref) and all(np.array_equal(x, y) for x, y in zip(log, ref))
+
+        lo, hi = 0, 1
+        while hi * p < (1 << 30) and ok(hi):
+            lo, hi = hi, hi * 2
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if ok(mid):
+                lo = mid
+            else:
+                hi = mid
+        self.writer, self.taint = saved[0], saved[1]
+        self.groups[:] = [_Group(pc, lanes, bl, c) for pc, lanes, bl, c in saved[2]]
+        loop.done = True
+        if lo == 0:
+            self.st.restore(now)
+            return
+        self.st.restore(state_after(now, lo))
+        loop.skipped = lo * p
+        if reweight:
+            for i in range(loop.arrivals[-1 - p], loop.arrivals[-1]):
+                self.r_w[i] *= (1 + lo)
+
+    def _trial(self, header: int, bra_pc: int, want, max_steps: int) -> bool:
+        """Run one iteration from the header without recording or writing memory; True when it takes
+        the recorded path and comes back to the header."""
+        st = self.st
+        groups_before, live_before = self.groups, self.live.copy()
+        n0 = len(self.r_op)
+        self.groups = [_Group(header, self.live.copy())]
+        st.dry = True
+        okay = False
+        try:
+            steps = 0
+            while self.groups and steps < max_steps:
+                g = self._next_group()
+                if not header <= g.pc <= bra_pc:
+                    break
+                idx = g.pc // 16
+                ins = self.prog.instrs[idx]
+                self._step(g, idx, ins)
+                steps += 1
+                if ins.pc == bra_pc and len(self.groups) == 1 and self.groups[0].pc == header:
+                    got = self.r_pc[n0:]
+                    okay = got == want[0] and [x.tobytes() for x in self.r_on[n0:]] == want[1]
+                    break
+        except GpusimError:
+            okay = False
+        finally:
+            st.dry = False
+            for lst in (self.r_op, self.r_pc, self.r_on, self.r_ex, self.r_addr, self.r_src, self.r_w):
+                del lst[n0:]
+            self.groups, self.live = groups_before, live_before
+        return okay

@@ -1,0 +1,203 @@
+"""Whole-kernel prediction (gpusim/estimate/kernel_time.py): rounds, sampling error, determinism,
+and agreement with the recorded H200 times at the tolerance the model achieves today."""
+import json
+from pathlib import Path
+
+import pytest
+
+import gpusim
+from gpusim.errors import GpusimError
+from gpusim.timing import LSU_METRIC_NAMES
+from gpusim.estimate.kernel_time import predict, plan_rounds, SAMPLING_TOLERANCE, W2
+
+HW = Path(__file__).resolve().parents[2] / "traces" / "hw" / "h200"
+LADDER = ("naive", "coalesced", "smemtile", "tiled32", "regtile1d", "regblock", "regtile2d", "vectorized")
+
+
+def test_plan_rounds():
+    """G CTAs over S SMs, B resident: the busiest SM runs ceil(G/S) CTAs in rounds of B and one
+    partial round; fewer CTAs than SMs is one round of one CTA."""
+    assert plan_rounds(64, 2, 132) == (1, [(1, 1)])            # regtile2d 1024: 64 CTAs
+    assert plan_rounds(256, 2, 132) == (2, [(2, 1)])
+    assert plan_rounds(16384, 2, 132) == (125, [(2, 62), (1, 1)])
+    assert plan_rounds(2048, 4, 132) == (16, [(4, 4)])
+
+
+@pytest.mark.slow        # minutes in all: .ci/run runs it (`pytest -m slow`)
+@pytest.mark.parametrize("kernel, size", [("naive", 1024), ("coalesced", 1024), ("smemtile", 2048),
+                                          ("tiled32", 2048), ("regtile2d", 512)])
+def test_sampling_error_against_full_run(kernel, size):
+    """Windows of W1 and W2 trips extrapolated to every trip stay within SAMPLING_TOLERANCE of the
+    engine timing every trip (64 trips per CTA at these sizes)."""
+    r = gpusim.simulate(kernel, size)
+    est, full = predict(r), predict(r, full=True)
+    assert est.rounds[0].trips > W2         # really extrapolated
+    assert abs(est.cycles / full.cycles - 1) <= SAMPLING_TOLERANCE
+    for k, v in full.stalls.items():        # stall ratios follow within a few tenths of a cycle
+        assert est.stalls[k] == pytest.approx(v, abs=0.05 * full.metrics[
+            "smsp__average_warp_latency_per_inst_issued.ratio"] + 1e-9)
+    # the loads in the LSU pipe (ncu's pending count and latency) are whole-kernel figures as well: within 2 %
+    # of the full run (the first window alone is 3.5 % off for smemtile and tiled32 at 1024)
+    for k in LSU_METRIC_NAMES:
+        assert est.metrics[k] == pytest.approx(full.metrics[k], rel=0.02, abs=0.05)
+
+
+@pytest.mark.slow        # minutes in all: .ci/run runs it (`pytest -m slow`)
+@pytest.mark.parametrize("kernel, M, N, K", [("regtile1d", 8192, 8192, 512), ("vectorized", 2048, 2048, 8192)])
+def test_sampling_error_where_the_phase_settles_late(kernel, M, N, K):
+    """Two held-out shapes whose CTA pairs' relative phase still moves after the first windows: regtile1d at
+    8192x8192x512 (64 trips a round: trips 8-16 cost 2217 cycles each where 16-32 cost 2006 and 24-40
+    2085) and vectorized at 2048x2048x8192 (1024 trips: 3730 cycles a trip from trips 8-16, 3926 from
+    32-64). Windows of 8 and 16 trips missed the full run by +5.9 % and -5.8 %; W1, W2 = 16, 48 cover both."""
+    r = gpusim.simulate(kernel, M=M, N=N, K=K)
+    est, full = predict(r), predict(r, full=True)
+    assert est.rounds[0].trips > W2         # really extrapolated
+    assert abs(est.cycles / full.cycles - 1) <= SAMPLING_TOLERANCE
+
+
+def test_deterministic():
+    r = gpusim.simulate("regtile2d", 256)
+    a, b = predict(r), predict(r)
+    assert a.cycles == b.cycles and a.stalls == b.stalls and a.metrics == b.metrics
+
+
+def test_prediction_fields():
+    p = predict(gpusim.simulate("smemtile", 256))
+    m = p.metrics
+    assert p.time_ms == pytest.approx(p.cycles / 1.98e6 + gpusim.get_arch("h200").launch_overhead_us / 1e3)
+    total = sum(p.stalls.values())
+    assert total == pytest.approx(m["smsp__average_warp_latency_per_inst_issued.ratio"])
+    assert p.stalls["smsp__average_warps_issue_stalled_selected_per_issue_active.ratio"] == pytest.approx(1.0)
+    assert 0 < m["sm__warps_active.avg.pct_of_peak_sustained_active"] <= 100
+    assert 0 < m["smsp__issue_active.avg.per_cycle_active"] <= 1
+
+
+# What the model achieves today at 1024^3 (bench/bench_timing.py has all sizes): every ladder
+# kernel within 25 % of the recorded CUDA-event time. Issue 4's target (MAPE <= 10 %, no point
+# worse than 20 %, over the three sizes) is a benchmark's figure, not a timed test's.
+ACHIEVED_TOLERANCE_1024 = 0.25
+
+
+@pytest.mark.slow        # minutes in all: .ci/run runs it (`pytest -m slow`)
+@pytest.mark.parametrize("kernel", LADDER)
+def test_time_agrees_with_h200_at_1024(kernel):
+    rec = json.loads((HW / f"{kernel}_1024.json").read_text())
+    p = predict(gpusim.simulate(kernel, 1024))
+    assert abs(p.time_ms / rec["time_ms_median"] - 1) <= ACHIEVED_TOLERANCE_1024
+
+
+@pytest.mark.slow        # minutes in all: .ci/run runs it (`pytest -m slow`)
+@pytest.mark.parametrize("path", sorted((HW / "shapes").glob("*_1024x4096x4096.json")), ids=lambda p: p.stem)
+def test_held_out_shape_time_agrees_with_h200(path):
+    """The second held-out set (the ladder at non-square shapes, traces/hw/h200/shapes/, recorded after
+    the model's parameters were set), at its cheapest shape: the ladder's tolerance (measured: within
+    15.3 % at this shape (tiled32), 15.4 % at the worst of all 32 points, bench/bench_timing.py --shapes)."""
+    rec = json.loads(path.read_text())
+    p = predict(gpusim.simulate(rec["kernel"], M=rec["M"], N=rec["N"], K=rec["K"]))
+    assert abs(p.time_ms / rec["time_ms_median"] - 1) <= ACHIEVED_TOLERANCE_1024
+
+
+@pytest.mark.slow        # minutes in all: .ci/run runs it (`pytest -m slow`)
+@pytest.mark.parametrize("path", sorted((HW / "variants").glob("*_1024.json")), ids=lambda p: p.stem)
+def test_held_out_variant_time_agrees_with_h200_at_1024(path):
+    """The held-out set (every ladder kernel with other tile parameters, recorded after the model's
+    parameters were set): the same tolerance as the ladder's (measured: within 17.2 %)."""
+    rec = json.loads(path.read_text())
+    p = predict(gpusim.simulate(rec["kernel"], 1024, params=rec["params"]))
+    assert abs(p.time_ms / rec["time_ms_median"] - 1) <= ACHIEVED_TOLERANCE_1024
+
+
+def test_pipe_busy_matches_the_counted_work():
+    """The Speed Of Light figures come from the engine's own counters, extrapolated like the warp
+    states: the shared pipe's busy cycles on the busiest SM equal that SM's share of the counted
+    shared wavefronts (one per cycle), and the FMA pipes' issues its share of FFMA + IMAD."""
+    r = gpusim.simulate("smemtile", 512)
+    p = predict(r)
+    m, c = p.metrics, r.metrics
+    G = r.grid[0] * r.grid[1] * r.grid[2]
+    share = p.ctas_per_sm / G
+    wf = (c["l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"]
+          + c["l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum"]) * share
+    assert m["gpusim__shared_pipe_busy.pct"] * p.cycles / 100 == pytest.approx(wf, rel=0.03)
+    fma = sum(n for op, n in r.inst_executed_per_opcode.items()
+              if op.split(".")[0] in ("FFMA", "FMUL", "FADD", "IMAD")) * share
+    assert m["gpusim__pipe_fma_issue.pct"] * 4 * p.cycles / 100 == pytest.approx(fma, rel=0.03)
+    assert 0 < m["gpusim__l1tex_busy.pct"] <= 100
+
+
+def test_predict_rejects_an_unknown_scoreboard_rule():
+    with pytest.raises(GpusimError, match="scoreboards must be"):
+        predict(gpusim.simulate("naive", 256), scoreboards="some")
+
+
+def test_pending_l2_hits_get_their_own_level_and_latency():
+    """regtile1d at 2048 (its data does not stay in the L2): in the predicted lockstep schedule the CTAs
+    of a grid row read each chunk of A together, so most of the L1 misses are L2 hits on a fill in
+    flight (LEVEL_L2_PENDING), timed at (D + L) / 2 from the preset's measured latencies; with
+    l2_pending=False there are none and such rows are L2 hits."""
+    from gpusim.arch.presets import H200
+    from gpusim.timing import engine as E
+    from gpusim.estimate.kernel_time import lowered_round
+    from gpusim.timing.lower import LEVEL_L2, LEVEL_L2_PENDING
+    r = gpusim.simulate("regtile1d", 2048)
+    on, off = predict(r), predict(r, l2_pending=False)
+    lw_on, lw_off = lowered_round(r, on, 4), lowered_round(r, off, 4)
+    missed = lw_off.level >= LEVEL_L2
+    assert (lw_on.level[missed] >= LEVEL_L2).all()
+    assert (lw_on.level == LEVEL_L2_PENDING).sum() > 0.5 * (lw_off.level == LEVEL_L2).sum()
+    assert (lw_off.level == LEVEL_L2_PENDING).sum() == 0
+    dram = H200.dram_latency_ns * H200.sm_clock_max_mhz / 1000
+    assert lw_on.params[E.P_PEND_LAT] == round((dram + H200.l2_hit_latency_cycles) / 2)
+    assert any("wait for the fill" in n for n in on.notes)
+
+
+@pytest.mark.slow        # tens of seconds: .ci/run runs it (`pytest -m slow`)
+def test_progress_reports_each_step():
+    """predict(progress=...) is told after the first-round finish order, the L2 model and each round: the
+    counts rise by one up to the total (what `gpusim run` draws its bar from)."""
+    seen = []
+    predict(gpusim.simulate("regtile2d", 2048), progress=lambda done, total: seen.append((done, total)))
+    assert seen == [(i, len(seen)) for i in range(1, len(seen) + 1)] and len(seen) >= 3
+
+
+def test_launch_overhead_from_its_micro():
+    """The predicted time adds what CUDA events see of a launch besides its work: the preset's figure is
+    micro/launch_overhead.json's empty launch (one CTA of 256 threads) queued behind other work, as the
+    ladder's timed launches run. Up to 1024 CTAs the launch shape hardly matters (3.4-4.4 us); paced by
+    the host instead, an empty launch measures the host's launch path, longer."""
+    rec = json.loads((HW / "micro" / "launch_overhead.json").read_text())
+    gpu = gpusim.get_arch("h200")
+    assert gpu.launch_overhead_us == pytest.approx(rec["value"], abs=0.01)
+    rows = rec["details"]["rows"]
+    small = [r for r in rows if r["grid"] <= 1024]
+    assert all(3.4 <= r["queued_us_median"] <= 4.4 for r in small)
+    assert all(r["paced_us_median"] > r["queued_us_median"] + 1.0 for r in small)
+    p = predict(gpusim.simulate("regtile2d", 512))
+    assert p.time_ms - p.cycles / (gpu.sm_clock_max_mhz * 1e3) == pytest.approx(gpu.launch_overhead_us / 1e3)
+
+
+def test_a_kernels_windows_share_one_choice_of_waiter_groups(monkeypatch):
+    """The engine's waiter groups are chosen per kernel, by its warps per SMSP at full occupancy, so a
+    round of fewer CTAs (coalesced's last, one CTA: 8 warps per SMSP where a full round has 16) runs the
+    same compiled variant of the loop as the others; the groups change no result."""
+    import gpusim.timing as T
+    from gpusim.arch.presets import H200
+    from gpusim.estimate import kernel_time as KT
+    seen = []
+    real = T.run_lowered
+
+    def spy(lw, arch, log_states=0, groups=None):
+        res = real(lw, arch, log_states, groups)
+        seen.append((groups, res.cycles, res.warp_state_cycles.copy()))
+        return res
+    monkeypatch.setattr(T, "run_lowered", spy)
+    r = gpusim.simulate("coalesced", 1024, keep_trace=True)
+    levels = KT._Levels(r, H200, True, l2_hits_only=True)
+    KT.time_round(r, H200, 1, levels, windows=(1, 2))       # one CTA: 8 warps per SMSP
+    assert [g for g, _, _ in seen] == [True, True]
+    monkeypatch.setattr(KT, "_groups", lambda result, gpu: False)
+    KT.time_round(r, H200, 1, levels, windows=(1, 2))
+    assert [g for g, _, _ in seen[2:]] == [False, False]
+    for (_, c_on, s_on), (_, c_off, s_off) in zip(seen[:2], seen[2:]):
+        assert c_on == c_off and (s_on == s_off).all()
+    assert not KT._groups(gpusim.simulate("regtile2d", 1024), H200)    # 2 CTAs of 8 warps: 4 per SMSP
