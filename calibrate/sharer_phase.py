@@ -11,7 +11,7 @@ sharers' stamps are split into clusters where they come more than CLUSTER_GAP_NS
 sharers against the next wave's); within a cluster the first reader is the one that misses in the
 model, and each later one's offset from it says whether it would find the fill still on its way: the
 share of later readers within a window (gpusim.timing.lower.l2_pending_window_ns: 254 ns on the H200
-preset) is what the cache model's lockstep schedule puts near 1 (gpusim/timing/README.md, the
+preset) is what the cache model's lockstep schedule puts near 1 (docs/notes/2026-12-01-l2-pending-fills.md, the
 pending-hit item; tests/memory/test_cache.py).
 """
 from __future__ import annotations
