@@ -94,7 +94,7 @@ def parse_shapes(items) -> list[tuple[int, int, int]]:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
-    ap.add_argument("--work", default=None, help="scratch folder (default: a gpusim_hw_work temp folder)")
+    ap.add_argument("--work", default=None, help="working folder (default: a gpusim_hw_work temp folder)")
     ap.add_argument("--kernels", nargs="*", default=None)
     ap.add_argument("--sizes", nargs="*", type=int, default=[1024, 2048, 4096])
     ap.add_argument("--ncu-sizes", nargs="*", type=int, default=[1024, 4096, 2048])

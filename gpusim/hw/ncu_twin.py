@@ -15,17 +15,17 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 @dataclass
-class Session:
+class ProfileRun:
     ncu: str            # the ncu binary
     out: Path           # where the records go
-    work: Path          # scratch: jobs, manifests, reports
+    work: Path          # working folder: jobs, manifests, reports
     smi: str            # nvidia-smi's summary, for the records
     version: str        # `ncu --version`
     env: dict           # the environment the profiled program runs in
 
 
-def start(out: str, prefix: str) -> Session | None:
-    """A session writing under `out`; None (and a message) when this machine has no ncu."""
+def start(out: str, prefix: str) -> ProfileRun | None:
+    """A profiling run writing under `out`; None (and a message) when this machine has no ncu."""
     from gpusim.hw import ncu as ncu_mod
     from gpusim.hw.devinfo import smi_summary
     ncu = ncu_mod.find_ncu()
@@ -38,10 +38,10 @@ def start(out: str, prefix: str) -> Session | None:
     print(smi, flush=True)
     env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     ver = subprocess.run([ncu, "--version"], capture_output=True, text=True).stdout
-    return Session(ncu, outp, Path(tempfile.mkdtemp(prefix=f"gpusim_{prefix}_")), smi, ver, env)
+    return ProfileRun(ncu, outp, Path(tempfile.mkdtemp(prefix=f"gpusim_{prefix}_")), smi, ver, env)
 
 
-def profile(s: Session, kernel: str, size: int, ncu_args: list, tag: str):
+def profile(s: ProfileRun, kernel: str, size: int, ncu_args: list, tag: str):
     """Profile the twin of `kernel` (default parameters) at size^3 with `ncu ncu_args`. Returns
     (params, ptxas info, cubin, report path, ncu command line for the record) or None if ncu failed."""
     from gpusim.hw import twins

@@ -1,4 +1,4 @@
-"""The generated documentation against what gpusim/report/docs.py makes now: docs/model.md's parameter
+"""The generated documentation against what gpusim/report/docs/ makes now: docs/model.md's parameter
 tables (from the GPU preset), docs/validation.md's points and measured times (from the committed
 records), README.md's accuracy block (from docs/validation.md). The slow test runs every prediction
 again and holds docs/validation.md's predicted figures to them."""
