@@ -475,15 +475,15 @@ def lockstep():
 
 
 def pick():
-    """sched_pick.json: which warp an SMSP picks, the H200 beside the engine's default policy and "gtl"."""
+    """sched_pick.json: which warp an SMSP picks, the H200 beside the engine's policy (gty)."""
     from tests.timing.test_sched_pick import CONFIGS, REC, engine_stamps, summary
     print(f"\nsched_pick: A warps of one SMSP, K FFMA chains  {'cycles a trip (H200, gty)':>26s}   first finish / last"
-          f" (H200, gty, gtl)")
+          f" (H200, gty)")
     for k, a in CONFIGS:
         r = REC[(k, a)]
-        sims = [summary(engine_stamps(k, a, policy=p)) for p in ("gty", "gtl")]
+        sims = [summary(engine_stamps(k, a))]
         print(f"  K = {k}, A = {a}  {r['cycles_per_trip_per_warp_median']:26.1f} {sims[0][0]:7.1f}"
-              f"   {r['earliest_finish_fraction_median']:5.2f} {sims[0][1]:5.2f} {sims[1][1]:5.2f}")
+              f"   {r['earliest_finish_fraction_median']:5.2f} {sims[0][1]:5.2f}")
 
 
 def ncu_stall(reason):

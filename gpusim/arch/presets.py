@@ -116,18 +116,6 @@ class GPU:
     # stalled FFMAs (summed miss 18 against 37 / 20 / 22 for 0 / 2 / 3; their trip times fit 0 a little
     # better: 3 cycles summed miss against 10). Applies only to rows carrying the SASS's reads.
     register_read_lead_cycles: int = 1      # [M] micro/ffma_dispatch.json
-    # [M] micro/dot_pair_ncu.json (ncu's PC samples, two warps of one SMSP): while the warp the SMSP issued
-    # last is held by its register reads, the SMSP issues nothing and its other eligible warps count
-    # dispatch_stall ("hold": the waiting warp's dispatch stalls, 1,096 samples at the three points it waits,
-    # match the runner's in its FFMA runs, and no not_selected falls inside those runs); held out:
-    # micro/dot_pair.json's dot_ffma pair takes turns as the H200's. "yield": another warp goes first (the
-    # rule until 2026-12-01); "pass": another eligible warp may issue that cycle.
-    register_stall: str = "hold"            # [M] micro/dot_pair_ncu.json
-    # [M] micro/sched_pick.json, for policy "gtl" only (a diagnosis): after the warp issued last ends a run of
-    # this many issues in (nearly) consecutive cycles, the SMSP falls back to the youngest eligible warp, not
-    # the least recently issued one: warps that can fill the SMSP run in pairs (K = 4: first finish 0.50 /
-    # 0.23 with 4 / 8 warps), the others rotate (K < 4: 0.90-0.99). 8, 16 and 32 fit alike; 0: off
-    pair_run_issues: int = 16
     # [M] micro/launch_overhead.json: an empty kernel's launch between two CUDA events, queued behind other
     # work as the ladder's timed launches are, 3.55 us (1 CTA; 3.6-4.3 us up to 1024 CTAs, more with more
     # CTAs as the block scheduler hands them out, which a kernel with work does while it runs). What a
@@ -361,7 +349,7 @@ def get_arch(name: str | GPU) -> GPU:
 
 # fields where 0 is a setting ("no such cap", "off", "none", per their comments in GPU); every other number is
 # a count, size, clock, bandwidth, latency or rate, and must be positive
-ZERO_ALLOWED = frozenset({"lg_sm_untaken_depth", "lg_sm_miss_depth", "lg_sm_miss_sectors", "pair_run_issues",
+ZERO_ALLOWED = frozenset({"lg_sm_untaken_depth", "lg_sm_miss_depth", "lg_sm_miss_sectors",
                           "lsu_queue_read_ahead", "register_read_lead_cycles", "launch_overhead_us",
                           "l2_write_gsectors_per_s", "l2_partial_sector_write_gsectors_per_s",
                           "l2_partial_line_write_gsectors_per_s"})

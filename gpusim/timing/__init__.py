@@ -89,7 +89,7 @@ def run_lowered(lw: Lowered, arch: GPU, log_states: int = 0, groups: bool | None
     log = np.zeros((log_states, 5), np.int64) if log_states > 0 else np.zeros(1, np.int64)
     if groups is None:
         groups = np.diff(lw.smsp_start).max(initial=0) >= GROUPS_FROM_WARPS_PER_SMSP
-    groups = bool(groups and log_states == 0 and lw.params[E.P_POLICY] in (E.POLICY_GTO, E.POLICY_GTY))
+    groups = bool(groups and log_states == 0)
     cycles, counts, issue_cycle, finish, ctr, op_counts, lat_counts, n_log, ready = E.run(
         lw.warp_start, lw.warp_smsp, lw.warp_cta, lw.cta_warp_start, lw.smsp_warps, lw.smsp_start,
         lw.rows, lw.line_id, lw.params, lw.rb_wait, lw.provider, len(lw.opcodes), log,
@@ -166,7 +166,7 @@ def engine_compiled() -> bool | None:
         return None
 
 
-def simulate_sm(trace: Trace, arch: str | GPU = "h200", ctas=None, *, policy: str = "gty",
+def simulate_sm(trace: Trace, arch: str | GPU = "h200", ctas=None, *,
                 global_level=None, active_sms: int | None = None,
                 stall_counts: dict | None = None, scoreboards: dict | None = None,
                 read_barriers=None, register_banks=None, not_issued: bool = False,
@@ -174,12 +174,6 @@ def simulate_sm(trace: Trace, arch: str | GPU = "h200", ctas=None, *, policy: st
     """Time the rows of `ctas` (trace CTA ids, default all) as CTAs resident together on one SM.
 
     The caller chooses how many CTAs are resident (occupancy); all launch at cycle 0.
-    policy: "gty" (default: greedy-then-youngest, but warps held back by a full MIO / LG queue get
-    the freed entries in the order they began waiting: micro/sched_fairness.json, whose warps finish
-    in reverse order of age), "gto" (the same with the oldest in place of the youngest), "gto-oldest"
-    (greedy-then-oldest without the queue rule), "gtl" (the queue rule, greedy, then the eligible warp
-    that issued least recently, or the youngest after a long run of one warp's issues: the preset's
-    pair_run_issues; a diagnosis, gpusim/timing/README.md's four-warp item) or "lrr" (loose round robin).
     global_level: per trace row, where a global load hits (LEVEL_L1/L2/DRAM); default L2.
     active_sms: SMs sharing the chip's L2/DRAM bandwidth (default: all the preset's SMs).
     stall_counts: ptxas's stall counts of the kernel (control_codes.stall_table); default none.
@@ -193,7 +187,7 @@ def simulate_sm(trace: Trace, arch: str | GPU = "h200", ctas=None, *, policy: st
     groups: the engine's waiter groups on or off (run_lowered; None: by this trace's warps per SMSP).
     """
     gpu = get_arch(arch)
-    lw = lower(trace, gpu, ctas, global_level, policy, active_sms, stall_counts, scoreboards, read_barriers,
+    lw = lower(trace, gpu, ctas, global_level, active_sms, stall_counts, scoreboards, read_barriers,
                register_banks)
     lw.params[E.P_NOT_ISSUED] = int(not_issued)
     return run_lowered(lw, gpu, log_states, groups)

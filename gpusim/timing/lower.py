@@ -18,7 +18,7 @@ from numba import njit
 from gpusim.arch import GPU
 from gpusim.errors import GpusimError
 from gpusim.kernel.opcodes import TABLE, SPACE_GLOBAL, SPACE_LOCAL, SPACE_SHARED
-from gpusim.timing import engine as E
+from gpusim.timing import rows as R
 from gpusim.timing.control_codes import row_gaps
 from gpusim.timing.register_banks import row_banks
 from gpusim.memory.counters import cost_trace
@@ -39,8 +39,8 @@ class Lowered:
     cta_warp_start: np.ndarray  # warps of CTA slot c: cta_warp_start[c]:cta_warp_start[c+1]
     smsp_warps: np.ndarray      # warps of SMSP s, oldest first: smsp_warps[smsp_start[s]:smsp_start[s+1]]
     smsp_start: np.ndarray
-    cls: np.ndarray             # engine.C_* row class
-    unit: np.ndarray            # engine.U_* math pipe
+    cls: np.ndarray             # rows.C_* row class
+    unit: np.ndarray            # rows.U_* math pipe
     lat: np.ndarray             # fixed result latency, cycles
     wf: np.ndarray              # shared wavefronts
     sectors: np.ndarray         # global sectors
@@ -54,19 +54,19 @@ class Lowered:
     opcodes: list               # the trace's opcode names
     row_warp: np.ndarray        # warp of each row
     trace_row: np.ndarray       # index of each row in the input trace
-    params: np.ndarray          # engine.P_* vector
+    params: np.ndarray          # rows.P_* vector
     sampled_rows: int           # rows with weight > 1 (timed once each)
     bar_hold: np.ndarray        # 1: the row waits for a pending barrier's release (memory, control, ADU)
     rb_wait: np.ndarray         # memory row whose register read (ptxas's read barrier) the row waits for, -1
     provider: np.ndarray        # per L1-hit global load: the miss that brings its line into L1, -1 none
     banks: np.ndarray           # per FP32 row: its register reads (register_banks.pack), 0 none
     writeback: np.ndarray = None   # per row: a global store whose sectors the L2 writes back to DRAM
-    write_kind: np.ndarray = None  # per row: how a global store fills its sectors (engine W_FULL/W_SECTOR/W_LINE)
+    write_kind: np.ndarray = None  # per row: how a global store fills its sectors (rows.W_FULL/W_SECTOR/W_LINE)
 
     @cached_property
     def rows(self) -> np.ndarray:
-        """The engine's packed (n, ROW_STRIDE) int32 row matrix (engine.pack_rows), built once."""
-        return E.pack_rows(self.cls, self.unit | self.banks << E.UNIT_BITS, self.lat, self.wf, self.sectors,
+        """The engine's packed (n, ROW_STRIDE) int32 row matrix (rows.pack_rows), built once."""
+        return R.pack_rows(self.cls, self.unit | self.banks << R.UNIT_BITS, self.lat, self.wf, self.sectors,
                            self.lines, self.level, self.gap, self.line_ptr, self.dep, self.row_warp, self.op,
                            self.bar_hold, self.writeback, self.write_kind)
 
@@ -78,31 +78,31 @@ def _op_tables(opcodes: list[str], arch: GPU):
     uniform ops issued in between; micro/lds_bursts_order.json, the clock read after the barrier)."""
     n = len(opcodes)
     hold = np.zeros(n, np.int8)
-    cls = np.full(n, E.C_FIXED, np.int8)
-    unit = np.full(n, E.U_NONE, np.int8)
+    cls = np.full(n, R.C_FIXED, np.int8)
+    unit = np.full(n, R.U_NONE, np.int8)
     lat = np.full(n, arch.other_latency_cycles, np.int32)
     fma_lat = int(round(arch.ffma_dependent_latency_cycles))
     for i, name in enumerate(opcodes):
         op = TABLE[TABLE.id(name, atomic_ok=True)]     # a trace's atomics came with their addresses
         hold[i] = op.space != 0 or op.pipe in ("cbu", "adu") or op.is_barrier
         if op.space == SPACE_SHARED:
-            cls[i] = E.C_STS if op.is_store else E.C_LDS
-            # a shared load's "latency" column holds the registers it writes per lane (engine R_LAT)
+            cls[i] = R.C_STS if op.is_store else R.C_LDS
+            # a shared load's "latency" column holds the registers it writes per lane (rows.R_LAT)
             lat[i] = 0 if op.is_store else max(1, op.bytes_per_lane // 4)
         elif op.space in (SPACE_GLOBAL, SPACE_LOCAL):    # local memory (spills) takes the LG path as global
-            cls[i] = E.C_STG if op.is_store else E.C_LDG
+            cls[i] = R.C_STG if op.is_store else R.C_LDG
         elif op.is_barrier:
-            cls[i] = E.C_BAR
+            cls[i] = R.C_BAR
         elif op.base == "EXIT":
-            cls[i] = E.C_EXIT
+            cls[i] = R.C_EXIT
         elif op.pipe == "fma":
-            unit[i], lat[i] = E.U_FMA, fma_lat
+            unit[i], lat[i] = R.U_FMA, fma_lat
         elif op.pipe == "fmaheavy":
-            unit[i], lat[i] = E.U_HEAVY, arch.imad_latency_cycles
+            unit[i], lat[i] = R.U_HEAVY, arch.imad_latency_cycles
         elif op.pipe == "alu":
-            unit[i], lat[i] = E.U_ALU, arch.alu_latency_cycles
+            unit[i], lat[i] = R.U_ALU, arch.alu_latency_cycles
         elif op.pipe == "xu":
-            unit[i], lat[i] = E.U_XU, arch.xu_latency_cycles
+            unit[i], lat[i] = R.U_XU, arch.xu_latency_cycles
     return cls, unit, lat, hold
 
 
@@ -124,12 +124,7 @@ def l2_pending_window_ns(arch: GPU) -> float:
     return max(0.0, arch.dram_latency_ns - arch.l2_hit_latency_cycles * 1000.0 / arch.sm_clock_max_mhz)
 
 
-POLICIES = {"gty": E.POLICY_GTY, "gtl": E.POLICY_GTL, "gto": E.POLICY_GTO, "gto-oldest": E.POLICY_GTO_OLDEST,
-            "lrr": E.POLICY_LRR}
-RF_STALL = {"hold": E.RF_HOLD, "yield": E.RF_YIELD, "pass": E.RF_PASS}   # GPU.register_stall
-
-
-def engine_params(arch: GPU, policy: str = "gty", active_sms: int | None = None,
+def engine_params(arch: GPU, active_sms: int | None = None,
                   stall_counts: bool = False, scoreboards: dict | None = None) -> np.ndarray:
     """The engine's parameter vector. active_sms: SMs sharing the chip's L2 and DRAM bandwidth
     (default all of them). stall_counts: the rows carry ptxas's stall counts, which hold the
@@ -150,68 +145,61 @@ def engine_params(arch: GPU, policy: str = "gty", active_sms: int | None = None,
                  "warp_shared_cycles_per_wavefront", "smsp_l1_cycles_per_line"):
         if getattr(arch, name) < 1:
             raise GpusimError(f"{name} must be at least 1, got {getattr(arch, name)}")
-    if policy not in POLICIES:
-        raise GpusimError(f"scheduler policy must be one of {', '.join(POLICIES)}, got {policy!r}")
-    if arch.register_stall not in RF_STALL:
-        raise GpusimError(f"register_stall must be one of {', '.join(RF_STALL)}, got {arch.register_stall!r}")
-    p = np.zeros(E.N_PARAMS, np.int64)
-    p[E.P_FMA_INTERVAL] = arch.fma_subpipe_issue_interval_cycles
-    p[E.P_ALU_INTERVAL] = arch.alu_issue_interval_cycles
-    p[E.P_XU_INTERVAL] = arch.xu_issue_interval_cycles
-    p[E.P_MIO_DEPTH] = arch.mio_queue_depth
-    p[E.P_LG_DEPTH] = arch.lg_queue_depth
-    p[E.P_LDS_LAT] = round(arch.lds_latency_cycles)
-    p[E.P_L1_LAT] = round(arch.l1_hit_latency_cycles)
-    p[E.P_L2_LAT] = round(arch.l2_hit_latency_cycles)
-    p[E.P_DRAM_LAT] = round(arch.dram_latency_ns * arch.sm_clock_max_mhz / 1000.0)
-    p[E.P_PEND_LAT] = round(l2_pending_latency_cycles(arch))
-    p[E.P_L1_SECTORS] = round(arch.l1_sectors_per_sm_cycle)
-    p[E.P_FILL_BYTES] = arch.l2_to_l1_bytes_per_sm_cycle
-    p[E.P_SECTOR_BYTES] = arch.sector_bytes
-    p[E.P_BAR_RELEASE] = arch.bar_sync_release_cycles
-    p[E.P_POLICY] = POLICIES[policy]
-    p[E.P_SWITCH_FMA] = int(arch.fma_warp_switch_bubble)
-    p[E.P_RF_LEAD] = arch.register_read_lead_cycles
-    p[E.P_RF_STALL] = RF_STALL[arch.register_stall]
-    p[E.P_PAIR_RUN] = arch.pair_run_issues
-    p[E.P_MEM_ISSUE_IV] = 1 if stall_counts else arch.mem_issue_interval_cycles
-    p[E.P_WARP_SHARED_CPW] = arch.warp_shared_cycles_per_wavefront
-    p[E.P_SHARED_WB] = arch.shared_writeback_regs_per_sm_cycle
+    p = np.zeros(R.N_PARAMS, np.int64)
+    p[R.P_FMA_INTERVAL] = arch.fma_subpipe_issue_interval_cycles
+    p[R.P_ALU_INTERVAL] = arch.alu_issue_interval_cycles
+    p[R.P_XU_INTERVAL] = arch.xu_issue_interval_cycles
+    p[R.P_MIO_DEPTH] = arch.mio_queue_depth
+    p[R.P_LG_DEPTH] = arch.lg_queue_depth
+    p[R.P_LDS_LAT] = round(arch.lds_latency_cycles)
+    p[R.P_L1_LAT] = round(arch.l1_hit_latency_cycles)
+    p[R.P_L2_LAT] = round(arch.l2_hit_latency_cycles)
+    p[R.P_DRAM_LAT] = round(arch.dram_latency_ns * arch.sm_clock_max_mhz / 1000.0)
+    p[R.P_PEND_LAT] = round(l2_pending_latency_cycles(arch))
+    p[R.P_L1_SECTORS] = round(arch.l1_sectors_per_sm_cycle)
+    p[R.P_FILL_BYTES] = arch.l2_to_l1_bytes_per_sm_cycle
+    p[R.P_SECTOR_BYTES] = arch.sector_bytes
+    p[R.P_BAR_RELEASE] = arch.bar_sync_release_cycles
+    p[R.P_SWITCH_FMA] = int(arch.fma_warp_switch_bubble)
+    p[R.P_RF_LEAD] = arch.register_read_lead_cycles
+    p[R.P_MEM_ISSUE_IV] = 1 if stall_counts else arch.mem_issue_interval_cycles
+    p[R.P_WARP_SHARED_CPW] = arch.warp_shared_cycles_per_wavefront
+    p[R.P_SHARED_WB] = arch.shared_writeback_regs_per_sm_cycle
     sb = scoreboards or {}
-    p[E.P_SB_GLOBAL] = int(sb.get("global", 0))
-    p[E.P_SB_SHARED] = int(sb.get("shared", 0))
-    p[E.P_SMSP_L1_CPL] = arch.smsp_l1_cycles_per_line
-    p[E.P_DATA_PIPE_UNIFIED] = int(arch.shared_and_global_share_data_pipe)
-    p[E.P_LSU_IN_ORDER] = int(arch.lsu_queue_in_order)
-    p[E.P_DATA_PIPE_TURNS] = int(arch.data_pipe_clients_take_turns)
-    p[E.P_LSU_READ_AHEAD] = arch.lsu_queue_read_ahead
-    p[E.P_QUEUE_AT_RETURN] = int(arch.queue_entry_until_return)
-    p[E.P_HIT_HOLDS_TO_FILL] = int(arch.pending_hit_entry_until_fill)
-    p[E.P_MIO_SM_DEPTH] = arch.mio_sm_queue_depth
-    p[E.P_LG_SM_DEPTH] = arch.lg_sm_queue_depth
-    p[E.P_LG_SM_UNTAKEN] = arch.lg_sm_untaken_depth
-    p[E.P_LG_SM_MISSES] = arch.lg_sm_miss_depth
-    p[E.P_LG_SM_MISS_SECTORS] = arch.lg_sm_miss_sectors
-    p[E.P_L1_LINES] = arch.l1_data_lines_per_cycle
-    p[E.P_BAR_ARRIVE] = arch.bar_sync_arrive_cycles
+    p[R.P_SB_GLOBAL] = int(sb.get("global", 0))
+    p[R.P_SB_SHARED] = int(sb.get("shared", 0))
+    p[R.P_SMSP_L1_CPL] = arch.smsp_l1_cycles_per_line
+    p[R.P_DATA_PIPE_UNIFIED] = int(arch.shared_and_global_share_data_pipe)
+    p[R.P_LSU_IN_ORDER] = int(arch.lsu_queue_in_order)
+    p[R.P_DATA_PIPE_TURNS] = int(arch.data_pipe_clients_take_turns)
+    p[R.P_LSU_READ_AHEAD] = arch.lsu_queue_read_ahead
+    p[R.P_QUEUE_AT_RETURN] = int(arch.queue_entry_until_return)
+    p[R.P_HIT_HOLDS_TO_FILL] = int(arch.pending_hit_entry_until_fill)
+    p[R.P_MIO_SM_DEPTH] = arch.mio_sm_queue_depth
+    p[R.P_LG_SM_DEPTH] = arch.lg_sm_queue_depth
+    p[R.P_LG_SM_UNTAKEN] = arch.lg_sm_untaken_depth
+    p[R.P_LG_SM_MISSES] = arch.lg_sm_miss_depth
+    p[R.P_LG_SM_MISS_SECTORS] = arch.lg_sm_miss_sectors
+    p[R.P_L1_LINES] = arch.l1_data_lines_per_cycle
+    p[R.P_BAR_ARRIVE] = arch.bar_sync_arrive_cycles
     n_sm = max(1, min(active_sms or arch.sm_count, arch.sm_count))
     hz = arch.sm_clock_max_mhz * 1e6
     l2_bpc = min(arch.l2_bandwidth_gbps * 1e9 / n_sm / hz, float(arch.l2_to_l1_bytes_per_sm_cycle))
     dram_bpc = min(arch.dram_achieved_bandwidth_gbps * 1e9 / n_sm / hz, l2_bpc)
-    p[E.P_L2_SHARE_FP] = max(1, round(l2_bpc * E.FP))
-    p[E.P_DRAM_SHARE_FP] = max(1, round(dram_bpc * E.FP))
+    p[R.P_L2_SHARE_FP] = max(1, round(l2_bpc * R.FP))
+    p[R.P_DRAM_SHARE_FP] = max(1, round(dram_bpc * R.FP))
     # DRAM writes (write-backs of stored lines): a written byte costs what the copy bandwidth leaves of
     # two bytes' time after the read (micro/bandwidth_dram.json: read 4328.9, copy 4101.1 GB/s read+write)
     # (a copy at twice the read rate or faster leaves writes nothing: 0, they take no bandwidth)
     per_write = 2.0 / arch.dram_copy_bandwidth_gbps - 1.0 / arch.dram_achieved_bandwidth_gbps
-    p[E.P_DRAM_WRITE_SHARE_FP] = (max(1, round(min(1e9 / per_write / n_sm / hz, l2_bpc) * E.FP))
+    p[R.P_DRAM_WRITE_SHARE_FP] = (max(1, round(min(1e9 / per_write / n_sm / hz, l2_bpc) * R.FP))
                                   if per_write > 0 else 0)
     # global stores into the L2, per sector, at the SM's share of the chip's write rates (micro/l2_write.json:
     # whole sectors, 4 B in each of a line's sectors, 4 B in one sector per line); 0 leaves them free
-    for k, rate in ((E.P_WRITE_FULL_FP, arch.l2_write_gsectors_per_s),
-                    (E.P_WRITE_SECTOR_FP, arch.l2_partial_sector_write_gsectors_per_s),
-                    (E.P_WRITE_LINE_FP, arch.l2_partial_line_write_gsectors_per_s)):
-        p[k] = round(n_sm * hz / (rate * 1e9) * E.FP) if rate > 0 else 0
+    for k, rate in ((R.P_WRITE_FULL_FP, arch.l2_write_gsectors_per_s),
+                    (R.P_WRITE_SECTOR_FP, arch.l2_partial_sector_write_gsectors_per_s),
+                    (R.P_WRITE_LINE_FP, arch.l2_partial_line_write_gsectors_per_s)):
+        p[k] = round(n_sm * hz / (rate * 1e9) * R.FP) if rate > 0 else 0
     return p
 
 
@@ -242,7 +230,7 @@ def read_waits(op: np.ndarray, cls: np.ndarray, row_warp: np.ndarray, opcodes: l
     without overlap; in each match the row d memory rows after the block's i-th waits for it (the
     latest producer when several point at one row). Rows no block matches wait for nothing."""
     out = np.full(len(op), -1, np.int64)
-    mem = np.flatnonzero((cls >= E.C_LDS) & (cls <= E.C_STG))
+    mem = np.flatnonzero((cls >= R.C_LDS) & (cls <= R.C_STG))
     if not table or mem.size == 0:
         return out
     ids = {name: i for i, name in enumerate(opcodes)}
@@ -309,8 +297,8 @@ def _write_kinds(trace: Trace, take: np.ndarray, cls: np.ndarray) -> np.ndarray:
     W_LINE: one sector per line, partly (a strided store: a naive transpose's); W_SECTOR: parts of several
     sectors of its lines."""
     rows = trace.rows[take]
-    kind = np.full(len(take), E.W_FULL, np.int8)
-    st = np.flatnonzero(cls == E.C_STG)
+    kind = np.full(len(take), R.W_FULL, np.int8)
+    st = np.flatnonzero(cls == R.C_STG)
     if st.size == 0:
         return kind
     _, _, nbytes, _, _ = TABLE.arrays()
@@ -319,12 +307,12 @@ def _write_kinds(trace: Trace, take: np.ndarray, cls: np.ndarray) -> np.ndarray:
     written = lanes * nbytes[rows["op"][st].astype(np.int64)]
     sec, lines = rows["sectors"][st].astype(np.int64), rows["lines"][st].astype(np.int64)
     partial = written < 32 * sec
-    kind[st[partial & (lines >= sec)]] = E.W_LINE
-    kind[st[partial & (lines < sec)]] = E.W_SECTOR
+    kind[st[partial & (lines >= sec)]] = R.W_LINE
+    kind[st[partial & (lines < sec)]] = R.W_SECTOR
     return kind
 
 
-def lower(trace: Trace, arch: GPU, ctas=None, global_level=None, policy: str = "gty",
+def lower(trace: Trace, arch: GPU, ctas=None, global_level=None,
           active_sms: int | None = None, stall_counts: dict | None = None,
           scoreboards: dict | None = None, read_barriers=None, register_banks=None) -> Lowered:
     """Flat engine arrays for the rows of `ctas` (trace CTA ids, default all), resident together.
@@ -394,7 +382,7 @@ def lower(trace: Trace, arch: GPU, ctas=None, global_level=None, policy: str = "
     op_cls_rows = op_cls[ops]
     # a store at LEVEL_DRAM (the cache model's write-back mark) is written back to DRAM; at the L1 it
     # is a store like any other
-    writeback = (op_cls_rows == E.C_STG) & (level == LEVEL_DRAM)
+    writeback = (op_cls_rows == R.C_STG) & (level == LEVEL_DRAM)
     level = np.where(writeback, LEVEL_L1, level).astype(np.int8)
     line_ptr, line_id = _load_lines(trace, take, arch.line_bytes)
     write_kind = _write_kinds(trace, take, op_cls_rows)
@@ -413,7 +401,7 @@ def lower(trace: Trace, arch: GPU, ctas=None, global_level=None, policy: str = "
         lines=rows["lines"][take].astype(np.int64), level=level, gap=gap,
         line_ptr=line_ptr, line_id=line_id,
         dep=dep, op=ops, opcodes=list(trace.opcodes), row_warp=row_warp, trace_row=take.astype(np.int64),
-        params=engine_params(arch, policy, active_sms, bool(stall_counts), scoreboards), sampled_rows=int((rows["weight"][take] > 1).sum()),
+        params=engine_params(arch, active_sms, bool(stall_counts), scoreboards), sampled_rows=int((rows["weight"][take] > 1).sum()),
         bar_hold=op_hold[ops],
         rb_wait=read_waits(ops, op_cls_rows, row_warp, list(trace.opcodes), read_barriers),
         provider=fill_providers(level, line_ptr, line_id, order_key),

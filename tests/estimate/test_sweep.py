@@ -74,7 +74,7 @@ def test_points_are_the_product_of_the_axes():
     ({"dram_latency_ns": -1}, "dram_latency_ns must be positive"),
     ({"launch_overhead_us": -1}, "launch_overhead_us must be 0 or more"),
     ({"fma_warp_switch_bubble": "maybe"}, "is a switch, true or false"),
-    ({"register_stall": "yield"}, "register_stall is a str field"),
+    ({"register_stall": "yield"}, "has no field 'register_stall'"),
     ({"name": "B200"}, "cannot be changed"),
 ])
 def test_set_fields_are_checked(sets, msg):

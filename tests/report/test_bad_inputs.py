@@ -100,7 +100,7 @@ CLI = [
     case(["run", "naive", *SMALL, "--set", "l2_hit_latency_cycles=-5"], "must be positive"),
     case(["run", "naive", *SMALL, "--set", "sm_count"], "--set takes FIELD=VALUE, got 'sm_count'"),
     case(["run", "naive", *SMALL, "--set", "sm_count=66,132"], "one value per --set field"),
-    case(["run", "naive", *SMALL, "--arch", "a6000", "--set", "register_stall=pass"], "is a str field"),
+    case(["run", "naive", *SMALL, "--arch", "a6000", "--set", "register_stall=pass"], "has no field 'register_stall'"),
     # --plot
     case(["run", "naive", *SMALL, "--plot", "{tmp}/p.png"], "cannot go with --no-time"),
     case(["run", "naive", "--size", "64", "--plot", "{tmp}/no/p.png"], "{tmp}/no does not exist"),

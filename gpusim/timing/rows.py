@@ -1,0 +1,140 @@
+"""What the cycle loop reads: the rows matrix (one 64-B line per lowered row), the params vector and its
+config, the counters vector, and the constants every unit shares (row classes, math pipes, the engine-only
+pool states, the per-row memory bits)."""
+from __future__ import annotations
+
+from collections import namedtuple
+
+import numpy as np
+from numba import njit
+
+from gpusim.jit import guard_cache
+from gpusim.timing.intrinsics import stale_with_units
+from gpusim.timing.states import N_STATES
+
+# row classes
+C_FIXED, C_LDS, C_STS, C_LDG, C_STG, C_BAR, C_EXIT = range(7)
+# math pipes a fixed-latency row needs (U_NONE: no pipe limit modelled: uniform, ADU, CBU)
+U_NONE, U_FMA, U_HEAVY, U_ALU, U_XU = range(5)
+UNIT_BITS = 3        # R_UNIT holds the pipe in its low bits, an FP32 row's register reads above them
+                     # (register_banks.pack: 0 when the trace has none, then the switch bubble alone)
+# params vector
+(P_FMA_INTERVAL, P_ALU_INTERVAL, P_XU_INTERVAL, P_MIO_DEPTH, P_LG_DEPTH, P_LDS_LAT,
+ P_L1_LAT, P_L2_LAT, P_DRAM_LAT, P_L1_SECTORS, P_FILL_BYTES, P_SECTOR_BYTES, P_BAR_RELEASE,
+ P_MIO_SM_DEPTH, P_LG_SM_DEPTH, P_L1_LINES, P_BAR_ARRIVE, P_L2_SHARE_FP, P_DRAM_SHARE_FP,
+ P_SWITCH_FMA, P_MEM_ISSUE_IV, P_WARP_SHARED_CPW, P_SMSP_L1_CPL, P_QUEUE_AT_RETURN, P_SHARED_WB,
+ P_SB_GLOBAL, P_SB_SHARED, P_DATA_PIPE_UNIFIED, P_NO_SKIP, P_NOT_ISSUED, P_LSU_IN_ORDER, P_DATA_PIPE_TURNS,
+ P_LSU_READ_AHEAD, P_LG_SM_UNTAKEN, P_HIT_HOLDS_TO_FILL, P_LG_SM_MISSES, P_LG_SM_MISS_SECTORS,
+ P_RF_LEAD, P_PEND_LAT, P_DRAM_WRITE_SHARE_FP, P_WRITE_FULL_FP, P_WRITE_SECTOR_FP,
+ P_WRITE_LINE_FP, N_PARAMS) = range(44)
+FP = 256              # sub-cycle units of the L2 / DRAM bandwidth servers
+# counters vector
+(K_HEAVY, K_LITE, K_ALU, K_XU, K_SHARED_BUSY, K_L1_BUSY, K_FILL_BUSY, K_DEADLOCK,
+ K_LDS_LAT, K_LDS_N, K_LDG_LAT, K_LDG_N, N_COUNTERS) = range(13)   # (the last four: shared / global loads'
+# summed cycles from issue to data return, and their count)
+
+INF = np.int64(1) << 62
+GROUPS_ON, GROUPS_OFF = np.zeros((1, 1), np.int8), np.zeros(1, np.int8)   # run's `groups`
+# two engine-only states, folded into mio_throttle / lg_throttle in the reports (run_lowered): the
+# warp's own SMSP queue has room but the SM-wide pool has none
+S_MIO_POOL, S_LG_POOL = N_STATES, N_STATES + 1
+N_ENGINE_STATES = N_STATES + 2
+# columns of the rows matrix (int32, one 64-B line per row: a row's fields are read together, and
+# one stream per warp instead of one per field keeps the CPU's prefetchers ahead; ~1.2x faster)
+(R_CLS, R_UNIT, R_LAT, R_WF, R_SECTORS, R_LINES, R_LEVEL, R_GAP, R_DEP, R_DEP1, R_DEP2, R_WARP,
+ R_LINE_LO, R_LINE_HI, R_OP, R_FLAGS, N_ROW_FIELDS) = range(17)
+ROW_STRIDE = 16
+DEP_LDG, DEP_LDS = 1, 2    # a producer's class in R_FLAGS
+F_WRITEBACK = 1 << 7       # R_FLAGS: a store whose sectors the L2 writes back to DRAM (lower's writeback)
+# R_FLAGS bits 8-9: how a global store fills its sectors (lower's write_kind): whole sectors, part of
+# several sectors of a line, or one partial sector per line; each is written to the L2 at its own rate
+WRITE_SHIFT = 8
+W_FULL, W_SECTOR, W_LINE = 0, 1, 2
+M_READ, M_TAKEN, M_FETCHED = 1, 2, 4    # bits of the per-row memory state (row_mem)
+PREFETCH_ROWS = 2     # how far ahead of its issue a warp's rows are prefetched (2-4: the same; 8 slower)
+
+
+def _aligned_rows(n):
+    """An empty (n, ROW_STRIDE) int32 matrix whose rows start on 64-B cache lines. numpy aligns large
+    arrays to 16 B only, so each row would straddle two lines (in-process A/B on bench_engine's trace:
+    about 2 % faster aligned)."""
+    line = 64
+    buf = np.empty(n * ROW_STRIDE * 4 + line, np.uint8)
+    skip = (-buf.ctypes.data) % line
+    return buf[skip:skip + n * ROW_STRIDE * 4].view(np.int32).reshape(n, ROW_STRIDE)
+
+
+def pack_rows(cls, unit, lat, wf, sectors, lines, level, gap, line_ptr, dep, row_warp, op, bar_hold,
+              writeback=None, write_kind=None):
+    """The per-row arrays of a Lowered trace as the engine's rows matrix."""
+    if max(cls.shape[0], int(line_ptr[-1])) >= 2 ** 31:
+        raise ValueError("more than 2^31 rows or lines: the int32 rows matrix cannot index them")
+    rows = _aligned_rows(cls.shape[0])
+    rows[:, N_ROW_FIELDS:] = 0
+    # R_FLAGS: bit 0 the barrier hold; bits 1 + 2j, 2 + 2j the class of producer j (DEP_LDG, DEP_LDS, else 0),
+    # so the loop learns whether a producer is a load without reading the producer's own row
+    flags = np.asarray(bar_hold, np.int32) & 1
+    for j in range(3):
+        d = dep[:, j]
+        pc = np.where(d >= 0, np.asarray(cls)[np.maximum(d, 0)], -1)
+        code = np.where(pc == C_LDG, DEP_LDG, np.where(pc == C_LDS, DEP_LDS, 0)).astype(np.int32)
+        flags |= code << (1 + 2 * j)
+    if writeback is not None:
+        flags |= np.where(np.asarray(writeback, bool), F_WRITEBACK, 0).astype(np.int32)
+    if write_kind is not None:
+        flags |= (np.asarray(write_kind, np.int32) & 3) << WRITE_SHIFT
+    for col, x in ((R_CLS, cls), (R_UNIT, unit), (R_LAT, lat), (R_WF, wf), (R_SECTORS, sectors),
+                   (R_LINES, lines), (R_LEVEL, level), (R_GAP, gap), (R_WARP, row_warp),
+                   (R_LINE_LO, line_ptr[:-1]), (R_LINE_HI, line_ptr[1:]), (R_OP, op), (R_FLAGS, flags)):
+        rows[:, col] = x
+    rows[:, R_DEP:R_DEP + 3] = dep
+    return rows
+
+
+# The params as the units read them: scalars (constants for the whole run, so they stay in registers) and
+# three small arrays. Built once per run by config().
+Config = namedtuple("Config", [
+    "fma_iv", "alu_iv", "xu_iv", "switch_fma", "rf_lead",                    # math pipes, register banks
+    "mem_iv", "sb_on", "sb_k",                                               # issue, dependency barriers
+    "mio_depth", "lg_depth", "mio_sm_depth", "lg_sm_depth", "grant_untaken", "lg_untaken_cap",
+    "at_return", "in_order", "read_ahead",                                   # LSU queues and pools
+    "lds_lat", "shared_cpw", "shared_wb", "l1_sectors", "l1_lines", "l1_cpl", "data_unified", "dp_turns",
+    "hit_to_fill", "miss_cap", "miss_sec_cap", "level_lat",                  # shared pipe, L1TEX
+    "fill_bytes", "sector_bytes", "l2_share", "dram_share", "dram_write_share", "write_fp",   # L2 / DRAM
+    "bar_release", "bar_arrive",                                             # barrier unit
+    "lat_on", "no_skip"])                                                    # accounting, the loop
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def config(params):
+    sb_k = np.zeros(3, np.int64)    # dependency barriers of global (1) / shared (2) loads; 0 = off
+    sb_k[1], sb_k[2] = params[P_SB_GLOBAL], params[P_SB_SHARED]
+    sb_on = sb_k[1] > 0 or sb_k[2] > 0
+    in_order = params[P_LSU_IN_ORDER] != 0
+    read_ahead = params[P_LSU_READ_AHEAD] if in_order else np.int64(0)
+    grant_untaken = params[P_LG_SM_UNTAKEN] > 0
+    lg_untaken_cap = params[P_LG_SM_UNTAKEN] if grant_untaken else np.int64(1 << 40)
+    level_lat = np.array([params[P_L1_LAT], params[P_L2_LAT], params[P_DRAM_LAT], params[P_PEND_LAT]], np.int64)
+    write_fp = np.array([params[P_WRITE_FULL_FP], params[P_WRITE_SECTOR_FP], params[P_WRITE_LINE_FP]], np.int64)
+    return Config(
+        fma_iv=params[P_FMA_INTERVAL], alu_iv=params[P_ALU_INTERVAL], xu_iv=params[P_XU_INTERVAL],
+        switch_fma=params[P_SWITCH_FMA] != 0, rf_lead=params[P_RF_LEAD],
+        mem_iv=params[P_MEM_ISSUE_IV], sb_on=sb_on, sb_k=sb_k,
+        mio_depth=params[P_MIO_DEPTH], lg_depth=params[P_LG_DEPTH],
+        mio_sm_depth=params[P_MIO_SM_DEPTH], lg_sm_depth=params[P_LG_SM_DEPTH],
+        grant_untaken=grant_untaken, lg_untaken_cap=lg_untaken_cap,
+        at_return=params[P_QUEUE_AT_RETURN] != 0, in_order=in_order, read_ahead=read_ahead,
+        lds_lat=params[P_LDS_LAT], shared_cpw=params[P_WARP_SHARED_CPW], shared_wb=params[P_SHARED_WB],
+        l1_sectors=params[P_L1_SECTORS], l1_lines=params[P_L1_LINES], l1_cpl=params[P_SMSP_L1_CPL],
+        data_unified=params[P_DATA_PIPE_UNIFIED] != 0, dp_turns=params[P_DATA_PIPE_TURNS] != 0,
+        hit_to_fill=params[P_HIT_HOLDS_TO_FILL] != 0,
+        miss_cap=params[P_LG_SM_MISSES], miss_sec_cap=params[P_LG_SM_MISS_SECTORS], level_lat=level_lat,
+        fill_bytes=params[P_FILL_BYTES], sector_bytes=params[P_SECTOR_BYTES],
+        l2_share=params[P_L2_SHARE_FP], dram_share=params[P_DRAM_SHARE_FP],
+        dram_write_share=params[P_DRAM_WRITE_SHARE_FP], write_fp=write_fp,
+        bar_release=params[P_BAR_RELEASE], bar_arrive=params[P_BAR_ARRIVE],
+        lat_on=params[P_NOT_ISSUED] != 0, no_skip=params[P_NO_SKIP] != 0)
+
+
+stale_with_units(globals())     # an edit to any unit compiles the loop again (intrinsics.py)
+guard_cache(globals())     # a damaged numba cache file is compiled again, with a notice (gpusim.jit)
