@@ -56,8 +56,8 @@ def borrow(typingctx, x):
     cycle loop passes each unit its state arrays, and numba counts a reference at every call for every
     array argument (an atomic add and a release, even in a function inlined at the IR level: the bookkeeping
     of a state change as a helper made the loop 2.2x slower). The views must not outlive the arrays:
-    borrow only what the caller keeps alive for the whole call (engine.run's own arrays, passed to
-    engine._cycle_loop, which borrows them at its top)."""
+    borrow only what the caller keeps alive while the views are used (engine.run's arrays: the loop inlined
+    into run borrows them at its top, and run keeps them alive past it with keep)."""
     if not (isinstance(x, (types.Array, types.BaseTuple))):
         return None
 

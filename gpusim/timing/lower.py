@@ -268,7 +268,7 @@ def fill_providers(level: np.ndarray, line_ptr: np.ndarray, line_id: np.ndarray,
     """Per lowered row: for a global load the cache model calls an L1 hit, the latest earlier load (in
     the cache model's order, order_key) that missed on one of its lines, -1 if none: the fill it waits
     for. The engine's timeline need not follow that order (another warp's hit can reach L1TEX before
-    the miss does); it then lets the hit fetch the line instead (engine.run)."""
+    the miss does); it then lets the hit fetch the line instead (l1tex.next_global)."""
     n = len(level)
     out = np.full(n, -1, np.int64)
     cnt = np.diff(line_ptr)

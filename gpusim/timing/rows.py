@@ -12,6 +12,22 @@ from gpusim.jit import guard_cache
 from gpusim.timing.intrinsics import stale_with_units
 from gpusim.timing.states import N_STATES
 
+__all__ = [
+    "C_FIXED", "C_LDS", "C_STS", "C_LDG", "C_STG", "C_BAR", "C_EXIT", "U_NONE", "U_FMA", "U_HEAVY", "U_ALU", "U_XU",
+    "UNIT_BITS", "P_FMA_INTERVAL", "P_ALU_INTERVAL", "P_XU_INTERVAL", "P_MIO_DEPTH", "P_LG_DEPTH", "P_LDS_LAT",
+    "P_L1_LAT", "P_L2_LAT", "P_DRAM_LAT", "P_L1_SECTORS", "P_FILL_BYTES", "P_SECTOR_BYTES", "P_BAR_RELEASE",
+    "P_MIO_SM_DEPTH", "P_LG_SM_DEPTH", "P_L1_LINES", "P_BAR_ARRIVE", "P_L2_SHARE_FP", "P_DRAM_SHARE_FP",
+    "P_SWITCH_FMA", "P_MEM_ISSUE_IV", "P_WARP_SHARED_CPW", "P_SMSP_L1_CPL", "P_QUEUE_AT_RETURN", "P_SHARED_WB",
+    "P_SB_GLOBAL", "P_SB_SHARED", "P_DATA_PIPE_UNIFIED", "P_NO_SKIP", "P_NOT_ISSUED", "P_LSU_IN_ORDER",
+    "P_DATA_PIPE_TURNS", "P_LSU_READ_AHEAD", "P_LG_SM_UNTAKEN", "P_HIT_HOLDS_TO_FILL", "P_LG_SM_MISSES",
+    "P_LG_SM_MISS_SECTORS", "P_RF_LEAD", "P_PEND_LAT", "P_DRAM_WRITE_SHARE_FP", "P_WRITE_FULL_FP",
+    "P_WRITE_SECTOR_FP", "P_WRITE_LINE_FP", "N_PARAMS", "FP", "K_HEAVY", "K_LITE", "K_ALU", "K_XU", "K_SHARED_BUSY",
+    "K_L1_BUSY", "K_FILL_BUSY", "K_DEADLOCK", "K_LDS_LAT", "K_LDS_N", "K_LDG_LAT", "K_LDG_N", "N_COUNTERS", "INF",
+    "GROUPS_ON", "GROUPS_OFF", "S_MIO_POOL", "S_LG_POOL", "N_ENGINE_STATES", "R_CLS", "R_UNIT", "R_LAT", "R_WF",
+    "R_SECTORS", "R_LINES", "R_LEVEL", "R_GAP", "R_DEP", "R_DEP1", "R_DEP2", "R_WARP", "R_LINE_LO", "R_LINE_HI",
+    "R_OP", "R_FLAGS", "N_ROW_FIELDS", "ROW_STRIDE", "DEP_LDG", "DEP_LDS", "F_WRITEBACK", "WRITE_SHIFT", "W_FULL",
+    "W_SECTOR", "W_LINE", "M_READ", "M_TAKEN", "M_FETCHED", "PREFETCH_ROWS", "pack_rows", "Config", "config"]
+
 # row classes
 C_FIXED, C_LDS, C_STS, C_LDG, C_STG, C_BAR, C_EXIT = range(7)
 # math pipes a fixed-latency row needs (U_NONE: no pipe limit modelled: uniform, ADU, CBU)

@@ -1,6 +1,6 @@
 """The cycle engine on tiny hand-built traces, with exact cycles derived from its rules.
 
-The rules (gpusim/timing/engine.py): a result is ready `latency` cycles after issue and a
+The rules (gpusim/timing/engine.py and the units it calls): a result is ready `latency` cycles after issue and a
 dependent may issue in that cycle; each SMSP issues one instruction per cycle; FMA-lite and
 FMA-heavy each take one instruction per 2 cycles (FP32 ops take lite when both are free);
 the shared pipe takes the oldest MIO queue head in the cycle it was issued at the earliest,
@@ -639,3 +639,17 @@ def test_a_miss_holds_one_of_the_sms_miss_entries_until_its_fill_not_its_queue_e
     q2 = replace(ARCH, lg_queue_depth=2, queue_entry_until_return=True)
     assert simulate_sm(tr, replace(q2, lg_sm_miss_depth=0), global_level=lvl).issue_cycle.tolist()[2] == 282
     assert simulate_sm(tr, replace(q2, lg_sm_miss_depth=8), global_level=lvl).issue_cycle.tolist()[2] == 2
+
+
+def test_the_compiled_loop_goes_stale_with_any_unit():
+    """numba stamps a function's cache with its own source file only; the loop inlines the units' functions
+    from other files and freezes rows.py's constants, so its cache (and each unit's) is stamped with every
+    unit module (intrinsics.stale_with_units): an edit to any of them compiles the loop again."""
+    from gpusim.timing.intrinsics import UNIT_MODULES
+    from gpusim.timing import lsu
+    for fn in (E.run, lsu.clear_recheck):
+        cache_file = getattr(getattr(fn, "_cache", None), "_cache_file", None)
+        if cache_file is None:
+            pytest.skip("this numba keeps its cache otherwise")
+        own, units = cache_file._source_stamp
+        assert [name for name, _, _ in units] == list(UNIT_MODULES)
