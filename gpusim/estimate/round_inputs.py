@@ -116,9 +116,10 @@ def window_trace(result, block_idx: list, window: int | None, seed: int = 0):
         bases = layout(M, N, K, spec)
         mem = F.memory(array_bytes(spec, M, N, K), bases)
         traces, trips, rec = [], 0, 0
-        for i, b in enumerate(block_idx):
-            t, _notes, loops = F.run_cta(prog, result.grid, result.block, b, 1, mem, (M, N, K, *spec.launch_scalars()), bases, i,
-                                         sample_loops=False, window=window, loop_trips=True, args=spec.arguments)
+        ran = F.run_ctas(prog, result.grid, result.block, [(b, 1) for b in block_idx], mem,
+                         (M, N, K, *spec.launch_scalars()), bases, 0, sample_loops=False, window=window,
+                         args=spec.arguments)
+        for t, _notes, loops in ran:
             traces.append(cost_trace(t))
             if loops:
                 longest = max(loops, key=lambda x: x[1])

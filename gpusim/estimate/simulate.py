@@ -318,13 +318,12 @@ def simulate(kernel: str | KernelSpec, M: int, N: int | None = None, K: int | No
     if frontend == "sass":
         mem = sass_fe.memory(array_bytes(spec, M, N, K) if sampled else arrays, bases)
         smem = prog.shared_bytes
-        for n_done, (bidx, w) in enumerate(ctas):
-            t, cta_notes = sass_fe.run_cta(prog, grid, block, bidx, w, mem, (M, N, K, alpha, beta), bases,
-                                           n_done, sample_loops=sampled, args=spec.arguments)
+        ran = sass_fe.run_ctas(prog, grid, block, ctas, mem, (M, N, K, alpha, beta), bases, 0,
+                               sample_loops=sampled, args=spec.arguments,
+                               progress=(lambda done: progress(done, len(ctas))) if progress else None)
+        for t, cta_notes, _loops in ran:
             traces.append(cost_trace(t))
             notes += [n for n in cta_notes if n not in notes]
-            if progress:
-                progress(n_done + 1, len(ctas))
         from gpusim.sass.compile import describe
         notes.insert(0, f"instruction stream: the SASS of {describe(comp)}")
         _use_listing(spec.name, p, comp, traces, (M, N, K))

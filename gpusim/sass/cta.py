@@ -39,6 +39,7 @@ class Program:
         self.op_ids: list = [None] * len(instrs)      # opcode ids (gpusim.kernel.opcodes.TABLE)
         self.back = back_edges(instrs)
         self.wide = _wide_registers(instrs)
+        self.uses_local = any(ins.base in ("LDL", "STL") for ins in instrs)
 
     def handler(self, idx: int) -> semantics.Handler:
         h = self.handlers[idx]
@@ -66,23 +67,40 @@ def _wide_registers(instrs) -> set:
     return out
 
 
-class CtaRun(LoopSampling):
-    """Executes one CTA; `run()` fills the records, `trace()` turns them into warp rows."""
+class NotUniform(Exception):
+    """CTAs run side by side stopped executing alike (gpusim.sass.frontend then runs them one by one)."""
 
-    def __init__(self, prog: Program, block: tuple, block_idx: tuple, grid: tuple, params: dict,
+
+class CtaRun(LoopSampling):
+    """Executes one CTA, or several side by side; `run()` fills the records, `trace()` turns them into
+    warp rows.
+
+    block_idx may be a list of CTA indices: their threads then sit one CTA after the other in the lane
+    vectors, each CTA with its own shared window, and every instruction runs once for all of them. That
+    holds only while the CTAs execute alike (every group the same lanes in each CTA, the loops the same
+    periods and jumps); where they would not, the run raises NotUniform. Addresses and guards may differ
+    per CTA: the records keep them per warp."""
+
+    def __init__(self, prog: Program, block: tuple, block_idx, grid: tuple, params: dict,
                  memory: GlobalMemory, weight: int = 1, sample_loops: bool = True, window: int | None = None):
         self.prog = prog
         bx, by, bz = block
+        blocks = [tuple(block_idx)] if np.ndim(block_idx) == 1 else [tuple(b) for b in block_idx]
+        self.n_cta = len(blocks)
         self.nthreads = bx * by * bz
-        self.W = -(-self.nthreads // 32)
+        self.Wc = -(-self.nthreads // 32)        # warps of one CTA
+        self.W = self.Wc * self.n_cta
         L = self.W * 32
-        tid = np.arange(L, dtype=np.int64)
+        lane_all = np.arange(L, dtype=np.int64)
+        cta_of = lane_all // (self.Wc * 32)
+        tid = lane_all % (self.Wc * 32)
+        bidx = np.array(blocks, np.uint32)
         u = np.uint32
         specials = {
             "SR_TID.X": (tid % bx).astype(u), "SR_TID.Y": ((tid // bx) % by).astype(u),
             "SR_TID.Z": (tid // (bx * by)).astype(u),
-            "SR_CTAID.X": np.full(L, block_idx[0], u), "SR_CTAID.Y": np.full(L, block_idx[1], u),
-            "SR_CTAID.Z": np.full(L, block_idx[2], u), "SR_LANEID": (tid % 32).astype(u),
+            "SR_CTAID.X": bidx[cta_of, 0], "SR_CTAID.Y": bidx[cta_of, 1],
+            "SR_CTAID.Z": bidx[cta_of, 2], "SR_LANEID": (tid % 32).astype(u),
             "SR_CgaCtaId": np.zeros(L, u),
         }
         lane = tid % 32              # the lane masks of each thread's lane in its warp
@@ -92,7 +110,7 @@ class CtaRun(LoopSampling):
         const = {0x0: bx, 0x4: by, 0x8: bz, 0xC: grid[0], 0x10: grid[1], 0x14: grid[2],
                  0x28: 0xFFFC00, 0x208: 0, 0x20C: 0}
         const.update(params)
-        self.st = State(L, const, specials, prog.shared_bytes, memory)
+        self.st = State(L, const, specials, prog.shared_bytes, memory, cta_of if self.n_cta > 1 else None)
         self.live = tid < self.nthreads
         self.groups = [_Group(0, self.live.copy())]
         self.weight = weight
@@ -110,6 +128,15 @@ class CtaRun(LoopSampling):
         self.loops: dict = {}
         self.notes: list[str] = []
         self.steps = 0
+
+    def _check_uniform(self):
+        """Side by side, every group must hold the same lanes of each CTA (else NotUniform)."""
+        if self.n_cta == 1 or self.st.dry:
+            return
+        for g in self.groups:
+            x = g.lanes.reshape(self.n_cta, -1)
+            if not (x == x[0]).all():
+                raise NotUniform(f"CTAs diverge at 0x{g.pc:04x}")
 
     # ------------------------------------------------------------ records
 
@@ -215,6 +242,7 @@ class CtaRun(LoopSampling):
                 g.lanes, g.pc = rest, g.pc + 16
             else:
                 self.groups.remove(g)
+            self._check_uniform()
             return
         if kind == "bar":
             if ins.guard is not None:
@@ -262,7 +290,7 @@ class CtaRun(LoopSampling):
         lo = LOCAL_TOP - LOCAL_WINDOW
         lane = np.arange(self.st.lanes)
         off = np.where(on, addr - lo, 0)
-        phys = (LOCAL_PHYS + (lane // 32) * (32 * LOCAL_WINDOW) + (off // nbytes) * (32 * nbytes)
+        phys = (LOCAL_PHYS + ((lane // 32) % self.Wc) * (32 * LOCAL_WINDOW) + (off // nbytes) * (32 * nbytes)
                 + (lane % 32) * nbytes)
         return np.where(on, phys, -1)
 
@@ -288,6 +316,7 @@ class CtaRun(LoopSampling):
         else:
             self.groups.remove(g)
         self.groups += [_Group(pc, ln, calls=c) for pc, ln, c in jumps]
+        self._check_uniform()
 
     def _release_barrier(self):
         for g in self.groups:
@@ -307,6 +336,7 @@ class CtaRun(LoopSampling):
                 g.lanes = lanes & ~on
                 g.pc += 16
                 self.groups.append(_Group(target, on, calls=g.calls))
+                self._check_uniform()
         if back is None or self.st.dry:
             return
         loop = self.loops.get(back)
@@ -325,36 +355,51 @@ class CtaRun(LoopSampling):
     # ------------------------------------------------------------ the trace
 
     def trace(self, cta: int):
-        """The records sliced into warps: one row per (record, warp that executes it)."""
+        """The records sliced into warps: one row per (record, warp that executes it); one CTA's run."""
+        return self.traces([cta], [1])[0]
+
+    def traces(self, cta_ids: list, weights: list) -> list:
+        """One trace per CTA of the run (cta_ids: their ids in the trace, weights: each CTA's weight,
+        a factor on the records' own)."""
         from gpusim.trace.trace import ROW_DTYPE, Trace
         n = len(self.r_op)
         if n == 0:
-            return Trace(np.zeros(0, ROW_DTYPE), np.zeros((0, 32), np.int64), list(TABLE.ids))
-        ex = np.stack(self.r_ex)
-        on = np.stack(self.r_on)
-        ii, ww = np.nonzero(ex)
-        rows = np.zeros(len(ii), ROW_DTYPE)
-        rows["cta"] = cta
-        rows["warp"] = ww
-        rows["op"] = np.asarray(self.r_op, np.int16)[ii]
-        rows["mask"] = on[ii, ww]
-        rows["weight"] = np.asarray(self.r_w, np.int64)[ii]
-        rows["seq"] = ii
-        rows["pc"] = np.asarray(self.r_pc, np.int32)[ii] * 16
+            return [Trace(np.zeros(0, ROW_DTYPE), np.zeros((0, 32), np.int64), list(TABLE.ids))
+                    for _ in cta_ids]
+        ex_all = np.stack(self.r_ex)
+        on_all = np.stack(self.r_on)
+        op = np.asarray(self.r_op, np.int16)
+        wt = np.asarray(self.r_w, np.int64)
+        pc = np.asarray(self.r_pc, np.int32) * 16
         src = np.full((n, 3), -1, np.int32)
         for i, s in enumerate(self.r_src):
             if s:
                 src[i, :len(s)] = s
-        rows["src0"], rows["src1"], rows["src2"] = src[ii, 0], src[ii, 1], src[ii, 2]
-        rows["mem"] = -1
         mem_ids = np.array([a is not None for a in self.r_addr], bool)
-        is_mem = mem_ids[ii]
-        if not is_mem.any():
-            return Trace(rows, np.zeros((0, 32), np.int64), list(TABLE.ids), costed=False)
-        slot = np.full(n, -1, np.int64)
         which = np.flatnonzero(mem_ids)
+        slot = np.full(n, -1, np.int64)
         slot[which] = np.arange(len(which))
-        full = np.stack([self.r_addr[i] for i in which]).reshape(len(which), self.W, 32)
-        addr = full[slot[ii[is_mem]], ww[is_mem]]
-        rows["mem"][is_mem] = np.arange(addr.shape[0])
-        return Trace(rows, addr, list(TABLE.ids), costed=False)     # the memory stage costs the rows
+        full = (np.stack([self.r_addr[i] for i in which]).reshape(len(which), self.W, 32) if len(which)
+                else None)
+        out = []
+        for c, (cta, weight) in enumerate(zip(cta_ids, weights)):
+            w0, w1 = c * self.Wc, (c + 1) * self.Wc
+            ii, ww = np.nonzero(ex_all[:, w0:w1])
+            rows = np.zeros(len(ii), ROW_DTYPE)
+            rows["cta"] = cta
+            rows["warp"] = ww
+            rows["op"] = op[ii]
+            rows["mask"] = on_all[ii, w0 + ww]
+            rows["weight"] = wt[ii] * weight
+            rows["seq"] = ii
+            rows["pc"] = pc[ii]
+            rows["src0"], rows["src1"], rows["src2"] = src[ii, 0], src[ii, 1], src[ii, 2]
+            rows["mem"] = -1
+            is_mem = mem_ids[ii]
+            if not is_mem.any():
+                out.append(Trace(rows, np.zeros((0, 32), np.int64), list(TABLE.ids), costed=False))
+                continue
+            addr = full[slot[ii[is_mem]], w0 + ww[is_mem]]
+            rows["mem"][is_mem] = np.arange(addr.shape[0])
+            out.append(Trace(rows, addr, list(TABLE.ids), costed=False))   # the memory stage costs the rows
+        return out

@@ -11,7 +11,7 @@ import functools
 import struct
 
 from gpusim.sass.compile import kernel_sass
-from gpusim.sass.cta import CtaRun, Program
+from gpusim.sass.cta import CtaRun, NotUniform, Program
 from gpusim.sass.state import Allocation, GlobalMemory
 from gpusim.sass.listing import parse_listing
 
@@ -56,6 +56,44 @@ def memory(arrays: dict, bases: dict) -> GlobalMemory:
         else:
             allocs.append(Allocation(name, bases[name], a.nbytes, a.reshape(-1).view("<u4")))
     return GlobalMemory(allocs)
+
+
+BATCH_LANES = 4096      # threads of the CTAs run side by side at most (the loop sampler keeps 34 copies
+                        # of their registers: 4096 lanes, 140 MB)
+
+
+def run_ctas(prog: Program, grid, block, ctas: list, mem: GlobalMemory, problem, bases, first_id: int,
+             sample_loops: bool, window: int | None = None, args=SGEMM_ARGS, progress=None):
+    """Run the CTAs `ctas` ((block index, weight) pairs; ids first_id, first_id + 1, ...): [(trace, notes,
+    (header, trips, trips recorded) per loop)] per CTA. Without values in memory (addresses only) and
+    without local memory, they run side by side, as many as BATCH_LANES threads hold, as long as they
+    execute alike (else one by one: the same traces, only slower). progress(done) after each."""
+    M, N, K, alpha, beta = problem
+    words = param_words(args, {"M": M, "N": N, "K": K, "alpha": alpha, "beta": beta, **bases})
+    out = []
+    threads = block[0] * block[1] * block[2]
+    step = max(1, BATCH_LANES // (-(-threads // 32) * 32))
+    if mem.has_values or prog.uses_local:
+        step = 1
+    for i in range(0, len(ctas), step):
+        part = ctas[i:i + step]
+        ids = list(range(first_id + i, first_id + i + len(part)))
+        if len(part) > 1:
+            try:
+                run = CtaRun(prog, block, [b for b, _ in part], grid, words, mem, 1, sample_loops, window).run()
+            except NotUniform:
+                run = None
+            if run is not None:
+                out += [(t, run.notes, run.loop_trips) for t in run.traces(ids, [w for _, w in part])]
+                if progress:
+                    progress(len(out))
+                continue
+        for (b, w), cid in zip(part, ids):
+            run = CtaRun(prog, block, b, grid, words, mem, w, sample_loops, window).run()
+            out.append((run.trace(cid), run.notes, run.loop_trips))
+            if progress:
+                progress(len(out))
+    return out
 
 
 def run_cta(prog: Program, grid, block, bidx, weight, mem: GlobalMemory, problem, bases, cta_id: int,

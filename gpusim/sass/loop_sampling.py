@@ -39,8 +39,19 @@ class LoopSampling:
     """The loop-sampling half of CtaRun: its methods read and write the run's records and registers."""
 
     def _sig(self, a: int, b: int):
-        return hash((tuple(self.r_pc[a:b]), b"".join(x.tobytes() for x in self.r_on[a:b]),
-                     b"".join(x.tobytes() for x in self.r_ex[a:b])))
+        """The signature of records a..b: one hash per CTA of the run (its instructions and masks)."""
+        pcs = tuple(self.r_pc[a:b])
+        if self.n_cta == 1:
+            return (hash((pcs, b"".join(x.tobytes() for x in self.r_on[a:b]),
+                          b"".join(x.tobytes() for x in self.r_ex[a:b]))),)
+        k = b - a
+        on = np.stack(self.r_on[a:b]).reshape(k, self.n_cta, self.Wc).transpose(1, 0, 2).copy()
+        ex = np.stack(self.r_ex[a:b]).reshape(k, self.n_cta, self.Wc).transpose(1, 0, 2).copy()
+        return tuple(hash((pcs, on[c].tobytes(), ex[c].tobytes())) for c in range(self.n_cta))
+
+    def _per_cta(self, lane_ok: np.ndarray) -> np.ndarray:
+        """Per-lane booleans -> one per CTA (all of its lanes)."""
+        return lane_ok.reshape(self.n_cta, -1).all(axis=1)
 
     def _arrive(self, loop: _Loop, header: int, bra_pc: int):
         n = len(self.r_op)
@@ -98,24 +109,26 @@ class LoopSampling:
         return r, u, p, up
 
     def _stride_delta(self, snaps, p: int):
-        """The registers' advance over p iterations, when every register that holds no data advances
-        by the same amount over each of the last two stretches of p iterations, for the last two
-        residues (affine in the trip, up to a period-p pattern such as a double buffer's toggle);
-        else None. Returns (R delta, UR delta, {64-bit pair: delta})."""
+        """(per-CTA ok, the registers' advance over p iterations): a CTA is ok when every register that
+        holds no data advances by the same amount over each of the last two stretches of p iterations,
+        for the last two residues (affine in the trip, up to a period-p pattern such as a double
+        buffer's toggle), in each of its lanes. The advance is (R delta, UR delta, {64-bit pair: delta}).
+        """
+        none = np.zeros(self.n_cta, bool)
         if len(snaps) < 2 * p + 2:
-            return None
+            return none, None
         cr, cu, cp, cq = self._clean_rows()
+        ok = np.ones(self.st.lanes, bool)
         for last in (-1, -2):
             a, b, c = snaps[last], snaps[last - p], snaps[last - 2 * p]
-            if not (np.array_equal((a[0] - b[0])[cr], (b[0] - c[0])[cr])
-                    and np.array_equal((a[1] - b[1])[cu], (b[1] - c[1])[cu])
-                    and np.array_equal(a[2][cp], b[2][cp]) and np.array_equal(b[2][cp], c[2][cp])
-                    and np.array_equal(a[3][cq], b[3][cq]) and np.array_equal(b[3][cq], c[3][cq])):
-                return None
+            ok &= ((a[0] - b[0])[cr] == (b[0] - c[0])[cr]).all(axis=0)
+            ok &= ((a[1] - b[1])[cu] == (b[1] - c[1])[cu]).all(axis=0)
+            ok &= ((a[2][cp] == b[2][cp]) & (b[2][cp] == c[2][cp])).all(axis=0)
+            ok &= ((a[3][cq] == b[3][cq]) & (b[3][cq] == c[3][cq])).all(axis=0)
         a, b = snaps[-1], snaps[-1 - p]
-        if not (np.array_equal((a[0] - b[0])[cr], (snaps[-2][0] - snaps[-2 - p][0])[cr])
-                and np.array_equal((a[1] - b[1])[cu], (snaps[-2][1] - snaps[-2 - p][1])[cu])):
-            return None          # both residues must advance alike
+        # both residues must advance alike
+        ok &= ((a[0] - b[0])[cr] == (snaps[-2][0] - snaps[-2 - p][0])[cr]).all(axis=0)
+        ok &= ((a[1] - b[1])[cu] == (snaps[-2][1] - snaps[-2 - p][1])[cu]).all(axis=0)
         # 64-bit pairs advance as 64-bit values (a carry from the low word is not a constant step)
         wide = {}
         for kind, n in self.prog.wide:
@@ -126,29 +139,48 @@ class LoopSampling:
             v = [x[k][n].astype(np.uint64) | (x[k][n + 1].astype(np.uint64) << np.uint64(32))
                  for x in (snaps[-1], snaps[-1 - p], snaps[-1 - 2 * p], snaps[-2], snaps[-2 - p])]
             d = v[0] - v[1]
-            if not (np.array_equal(d, v[1] - v[2]) and np.array_equal(d, v[3] - v[4])):
-                return None
+            ok &= (d == v[1] - v[2]) & (d == v[3] - v[4])
             wide[(kind, n)] = d
-        return a[0] - b[0], a[1] - b[1], wide
+        return self._per_cta(ok), (a[0] - b[0], a[1] - b[1], wide)
 
     def _period(self, loop: _Loop, check_addresses: bool = True):
         """(p, stride delta) for the smallest period p at which the recorded iterations repeat (same
         instructions and masks; with check_addresses, memory addresses moved by whole 128-byte lines)
-        and the registers advance alike; None if none yet."""
+        and the registers advance alike; None if none yet. Side by side, each CTA must find the same
+        (as alone it would): else NotUniform."""
         sigs = loop.sigs
         nobs = len(sigs)
+        found = np.zeros(self.n_cta, np.int64)        # each CTA's smallest period (0: none yet)
+        first = None
         for p in range(1, min(MAX_PERIOD, nobs // 2) + 1):
-            if not all(sigs[-1 - t] == sigs[-1 - t - p] for t in range(p)):
+            ok = np.array([all(sigs[-1 - t][c] == sigs[-1 - t - p][c] for t in range(p))
+                           for c in range(self.n_cta)])
+            ok &= found == 0
+            if not ok.any():
                 continue
-            if check_addresses and not self._addr_periodic(loop, p):
+            if check_addresses:
+                ok &= self._addr_periodic(loop, p)
+            if not ok.any():
                 continue
-            delta = self._stride_delta(loop.snaps, p)
-            if delta is not None:
-                return p, delta
-        return None
+            good, delta = self._stride_delta(loop.snaps, p)
+            ok &= good
+            found[ok] = p
+            if ok.all() and first is None:
+                first = (p, delta)
+            if (found > 0).all():
+                break
+        if first is not None and (found == first[0]).all():
+            return first
+        if (found == 0).all():
+            return None
+        from gpusim.sass.cta import NotUniform
+        raise NotUniform(f"loop at 0x{loop.header:04x}: the CTAs find different periods ({sorted(set(found.tolist()))})")
 
-    def _addr_periodic(self, loop: _Loop, p: int) -> bool:
+    def _addr_periodic(self, loop: _Loop, p: int) -> np.ndarray:
+        """Per CTA: did every memory address of the last p iterations move by the same whole number
+        of 128-byte lines (over all the CTA's lanes) since p iterations before?"""
         arr = loop.arrivals
+        ok = np.ones(self.n_cta, bool)
         for t in range(p):
             a0, a1 = arr[-2 - t], arr[-1 - t]
             b0 = arr[-2 - t - p]
@@ -156,11 +188,16 @@ class LoopSampling:
                 x, y = self.r_addr[a0 + k], self.r_addr[b0 + k]
                 if x is None:
                     continue
-                on = x >= 0
-                d = x[on] - y[on]
-                if d.size and (d[0] % _LINE or (d != d[0]).any()):
-                    return False
-        return True
+                for c, (xc, yc) in enumerate(zip(x.reshape(self.n_cta, -1), y.reshape(self.n_cta, -1))):
+                    if not ok[c]:
+                        continue
+                    on = xc >= 0
+                    d = xc[on] - yc[on]
+                    if d.size and (d[0] % _LINE or (d != d[0]).any()):
+                        ok[c] = False
+                if not ok.any():
+                    return ok
+        return ok
 
     def _skip(self, loop: _Loop, header: int, bra_pc: int, p: int, delta, reweight: bool = True):
         """Jump n*p iterations ahead, n as large as the path allows (a trial of the last one)."""
@@ -168,7 +205,7 @@ class LoopSampling:
         now, prev = loop.snaps[-1], loop.snaps[-2]      # starts of the next and of the last iteration
         cr, cu, _, _ = self._clean_rows()
         last = (loop.arrivals[-2], loop.arrivals[-1])
-        want = (self.r_pc[last[0]:last[1]], [x.tobytes() for x in self.r_on[last[0]:last[1]]])
+        want = (self.r_pc[last[0]:last[1]], self.r_on[last[0]:last[1]])
 
         def state_after(base, n: int):
             R, UR, P, UP = (x.copy() for x in base)
@@ -186,33 +223,63 @@ class LoopSampling:
         saved = (self.writer.copy(), set(self.taint),
                  [(_g.pc, _g.lanes.copy(), _g.blocked, _g.calls) for _g in self.groups])
 
-        def trial(n: int):
+        per = self.st.lanes // self.n_cta
+        live = self.live
+
+        def trial(n: int, only: int | None = None):
+            """The iteration n periods after the last, run dry: ((pcs, guard masks) or None when it does
+            not come back to the header, its integer compares); only: that CTA's lanes alone."""
             self.writer, self.taint = saved[0].copy(), set(saved[1])
             self.st.restore(state_after(prev, n))
             self.st.cmp_log = []
+            if only is not None:
+                self.live = live.copy()
+                self.live[:only * per] = False
+                self.live[(only + 1) * per:] = False
             try:
-                return self._trial(header, bra_pc, want, 4 * (last[1] - last[0]) + 64), self.st.cmp_log
+                return self._trial(header, bra_pc, 4 * (last[1] - last[0]) + 64), self.st.cmp_log
             finally:
                 self.st.cmp_log = None
+                self.live = live
 
         ref = trial(0)[1]           # the last iteration's integer compares (the side of each lane's a - b)
 
-        def ok(n: int) -> bool:
-            """Does the iteration n periods after the last one take its path, every integer compare on the
-            same side of equality as in the last? An affine a - b that keeps its side never crosses zero
-            in between, so no compare (EQ / NE included) can have flipped there and back."""
-            good, log = trial(n)
-            return good and len(log) == len(ref) and all(np.array_equal(x, y) for x, y in zip(log, ref))
+        def judge(result, c: int) -> bool:
+            """Does CTA c take the last iteration's path, every integer compare on the same side of
+            equality as in the last? An affine a - b that keeps its side never crosses zero in
+            between, so no compare (EQ / NE included) can have flipped there and back."""
+            got, log = result
+            if got is None or got[0] != want[0]:
+                return False
+            w, ln = slice(c * self.Wc, (c + 1) * self.Wc), slice(c * per, (c + 1) * per)
+            return (all(np.array_equal(x[w], y[w]) for x, y in zip(got[1], want[1]))
+                    and len(log) == len(ref)
+                    and all(np.array_equal(np.sign(x[ln]), np.sign(y[ln])) for x, y in zip(log, ref)))
 
-        lo, hi = 0, 1
-        while hi * p < (1 << 30) and ok(hi):
-            lo, hi = hi, hi * 2
-        while hi - lo > 1:
-            mid = (lo + hi) // 2
-            if ok(mid):
-                lo = mid
+        seen: dict = {}         # n -> each CTA's verdict (for the last, judged alone where they part)
+        logs: dict = {}         # n -> the compares of a trial that held
+
+        def ok(n: int, alone: bool = False) -> bool:
+            """Does every CTA of the run hold its path n periods on? alone: judge each CTA by itself
+            where the joint trial parts (the verdicts in seen[n])."""
+            if n in seen and (not alone or len(seen[n]) == self.n_cta):
+                return all(seen[n])
+            got = trial(n)
+            if got[0] is not None and got[0][0] == want[0] or self.n_cta == 1:
+                v = [judge(got, c) for c in range(self.n_cta)]
+            elif alone:
+                v = [judge(trial(n, c), c) for c in range(self.n_cta)]
             else:
-                hi = mid
+                v = [False]
+            seen[n] = v
+            if all(v):
+                logs[n] = got[1]
+            return all(v)
+
+        lo, hi = self._jump(ok, logs, ref, p)
+        if self.n_cta > 1 and hi * p < (1 << 30) and (ok(hi, alone=True) or any(seen[hi])):
+            from gpusim.sass.cta import NotUniform
+            raise NotUniform(f"loop at 0x{header:04x}: the CTAs would jump different numbers of iterations")
         self.writer, self.taint = saved[0], saved[1]
         self.groups[:] = [_Group(pc, lanes, bl, c) for pc, lanes, bl, c in saved[2]]
         loop.done = True
@@ -225,15 +292,46 @@ class LoopSampling:
             for i in range(loop.arrivals[-1 - p], loop.arrivals[-1]):
                 self.r_w[i] *= (1 + lo)
 
-    def _trial(self, header: int, bra_pc: int, want, max_steps: int) -> bool:
-        """Run one iteration from the header without recording or writing memory; True when it takes
-        the recorded path and comes back to the header."""
+    @staticmethod
+    def _jump(ok, logs: dict, ref: list, p: int) -> tuple[int, int]:
+        """(lo, lo + 1): the most periods lo the path holds for (ok(lo), not ok(lo + 1)). The compares
+        of the last iteration (n = 0) and of the next (n = 1) give each lane's a - b as a line in n:
+        where the first of them reaches zero is the guess, which two trials confirm; else (a - b not
+        affine, or no compare ever turns) a doubling search and a bisection find it."""
+        cap = 1 << 30
+        if not (p < cap and ok(1)):
+            return 0, 1
+        guess = None
+        for a, b in zip(ref, logs[1]):
+            s = b - a
+            lim = np.concatenate([(a[(a > 0) & (s < 0)] - 1) // -s[(a > 0) & (s < 0)],
+                                  (-a[(a < 0) & (s > 0)] - 1) // s[(a < 0) & (s > 0)],
+                                  np.zeros(int(((a == 0) & (s != 0)).sum()), np.int64)])
+            if lim.size:
+                m = int(lim.min())
+                guess = m if guess is None else min(guess, m)
+        if guess is not None and 1 <= guess and (guess + 1) * p < cap and ok(guess) and not ok(guess + 1):
+            return guess, guess + 1
+        lo, hi = 1, 2
+        while hi * p < cap and ok(hi):
+            lo, hi = hi, hi * 2
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if ok(mid):
+                lo = mid
+            else:
+                hi = mid
+        return lo, hi
+
+    def _trial(self, header: int, bra_pc: int, max_steps: int):
+        """Run one iteration from the header without recording or writing memory: (pcs, guard masks)
+        of its records when it comes back to the header, else None."""
         st = self.st
         groups_before, live_before = self.groups, self.live.copy()
         n0 = len(self.r_op)
         self.groups = [_Group(header, self.live.copy())]
         st.dry = True
-        okay = False
+        got = None
         try:
             steps = 0
             while self.groups and steps < max_steps:
@@ -245,14 +343,13 @@ class LoopSampling:
                 self._step(g, idx, ins)
                 steps += 1
                 if ins.pc == bra_pc and len(self.groups) == 1 and self.groups[0].pc == header:
-                    got = self.r_pc[n0:]
-                    okay = got == want[0] and [x.tobytes() for x in self.r_on[n0:]] == want[1]
+                    got = (self.r_pc[n0:], self.r_on[n0:])
                     break
         except GpusimError:
-            okay = False
+            got = None
         finally:
             st.dry = False
             for lst in (self.r_op, self.r_pc, self.r_on, self.r_ex, self.r_addr, self.r_src, self.r_w):
                 del lst[n0:]
             self.groups, self.live = groups_before, live_before
-        return okay
+        return got

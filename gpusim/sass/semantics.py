@@ -279,8 +279,8 @@ def _isetp(ins, b, mods, o):
     def run(st, on):
         x, y = conv(a(st)), conv(bb(st))
         r = cmp(x, y)
-        if st.cmp_log is not None:       # the loop sampler's trial: which side of equality each lane is on
-            st.cmp_log.append(np.where(on, np.sign(_vec(x - y, st.lanes)), 0))
+        if st.cmp_log is not None:       # the loop sampler's trial: each lane's a - b (its side of equality)
+            st.cmp_log.append(np.where(on, _vec(x - y, st.lanes), 0))
         cv = c(st)
         w0(st, comb(r, cv), on)
         w1(st, comb(~r, cv), on)

@@ -38,6 +38,7 @@ class GlobalMemory:
         self.allocs = sorted(allocations, key=lambda a: a.base)
         self.bases = np.array([a.base for a in self.allocs], np.int64)
         self.ends = np.array([a.base + a.nbytes for a in self.allocs], np.int64)
+        self.has_values = any(a.words is not None for a in self.allocs)
 
     def _locate(self, addr: np.ndarray, nbytes: int, ins: Instr, what: str):
         k = np.searchsorted(self.bases, addr, side="right") - 1
@@ -75,7 +76,10 @@ class GlobalMemory:
 class State:
     """Registers of every lane of the CTA, its shared memory, and where it reads constants."""
 
-    def __init__(self, lanes: int, const: dict, specials: dict, shared_bytes: int, memory: GlobalMemory):
+    def __init__(self, lanes: int, const: dict, specials: dict, shared_bytes: int, memory: GlobalMemory,
+                 cta_of_lane: np.ndarray | None = None):
+        """cta_of_lane: for several CTAs run side by side (gpusim.sass.cta), the CTA of each lane; each
+        CTA has a shared window of its own, at the same addresses."""
         self.lanes = lanes
         self.R = np.zeros((256, lanes), np.uint32)
         self.UR = np.zeros((64, lanes), np.uint32)
@@ -85,7 +89,11 @@ class State:
         self.const = const
         self.specials = specials
         self.shared_end = SHARED_RESERVED + shared_bytes
-        self.shared = np.zeros(self.shared_end // 4 + 4, np.uint32)
+        per_cta = self.shared_end // 4 + 4
+        n_cta = 1 if cta_of_lane is None else int(cta_of_lane.max()) + 1
+        self.shared = np.zeros(per_cta * n_cta, np.uint32)
+        # the first word of each lane's CTA's window (None: one CTA)
+        self.shared_word0 = None if n_cta == 1 else cta_of_lane.astype(np.int64) * per_cta
         self.memory = memory
         self.local = None                # per-lane local memory (spills, stack arrays), made on first use
         self.dry = False                 # a trial run: no memory is written, loads read zeros
@@ -129,7 +137,8 @@ class State:
             vals = self.memory.load(a, nbytes, ins) if not self.dry else None
         else:
             self._check_shared(a, nbytes, ins, "load")
-            vals = None if self.dry else np.stack([self.shared[a // 4 + j] for j in range(nbytes // 4)])
+            w = self._shared_words(a, on)
+            vals = None if self.dry else np.stack([self.shared[w + j] for j in range(nbytes // 4)])
         if vals is not None:
             out[:, on] = vals
         return out
@@ -152,8 +161,9 @@ class State:
         else:
             self._check_shared(a, nbytes, ins, "store")
             if not self.dry:
+                w = self._shared_words(a, on)
                 for j in range(nbytes // 4):
-                    self.shared[a // 4 + j] = v[j]
+                    self.shared[w + j] = v[j]
 
     def atomic(self, space, addr, nbytes, vals, on, ins, fn):
         """Read-modify-write for the lanes `on`, one lane after another in CTA thread order (CUDA leaves
@@ -168,6 +178,7 @@ class State:
             self.memory._locate(a, nbytes, ins, "atomic")
         else:
             self._check_shared(a, nbytes, ins, "atomic")
+            a = self._shared_words(a, on) * 4       # each CTA's own window
         if self.dry or lanes.size == 0:
             return out
         # rank of each lane among the lanes at its address: round r applies every lane of rank r at once
@@ -189,6 +200,12 @@ class State:
                     self.shared[ar // 4 + j] = new[j]
             out[:, li] = old
         return out
+
+    def _shared_words(self, a, on):
+        """Word indices in self.shared of the shared byte addresses `a` of the lanes `on`."""
+        if self.shared_word0 is None:
+            return a // 4
+        return a // 4 + self.shared_word0[on]
 
     def _check_shared(self, a, nbytes, ins, what):
         bad = (a < SHARED_RESERVED) | (a + nbytes > self.shared_end) | (a % nbytes != 0)

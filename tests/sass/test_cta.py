@@ -81,3 +81,69 @@ def test_out_of_bounds_access_is_an_error():
     mem = F.memory({**arrays, "A": arrays["A"][: M * K // 2]}, bases)
     with pytest.raises(SassMemoryError, match="LDG.*outside every buffer"):
         F.run_cta(prog, (2, 2, 1), (256, 1, 1), (0, 1, 0), 1, mem, (M, N, K, 1.0, 0.5), bases, 0, False)
+
+
+def _launch(spec, M, N, K):
+    grid, block = spec.launch(M, N, K, **spec.params)
+    return tuple(grid) + (1,) * (3 - len(grid)), tuple(block) + (1,) * (3 - len(block))
+
+
+def _traces(kernel, M, N, K, ctas, monkeypatch, lanes, **kw):
+    spec = gpusim.kernel.get_kernel(kernel)
+    prog, _ = F.program(kernel, tuple(sorted(spec.params.items())))
+    bases = gpusim.estimate.simulate.layout(M, N, K, spec)
+    mem = F.memory(gpusim.estimate.simulate.array_bytes(spec, M, N, K), bases)
+    grid, block = _launch(spec, M, N, K)
+    monkeypatch.setattr(F, "BATCH_LANES", lanes)
+    return F.run_ctas(prog, grid, block, ctas, mem, (M, N, K, *spec.launch_scalars()), bases, 0,
+                      args=spec.arguments, **kw)
+
+
+@pytest.mark.parametrize("kernel,size,window", [("regtile2d", (512, 512, 1024), None),
+                                                ("regtile2d", (512, 512, 1024), 16),
+                                                ("reduce_shfl", (512, 4096, 1), None),
+                                                ("transpose_pad", (256, 256, 1), None),
+                                                ("naive", (37, 45, 23), None)])
+def test_ctas_side_by_side_equal_one_by_one(kernel, size, window, monkeypatch):
+    """CTAs run side by side (one lane vector, a shared window each) give each CTA the trace it has
+    alone: rows, weights, addresses and loop trips, with loops sampled or cut to a window. The ragged
+    naive launch's last CTA runs a different path, so the run parts and they go one by one."""
+    M, N, K = size
+    spec = gpusim.kernel.get_kernel(kernel)
+    gx, gy, _ = _launch(spec, M, N, K)[0]
+    ctas = [((0, 0, 0), 3), ((gx - 1, gy - 1, 0), 1), ((gx // 2, 0, 0), 5)]
+    kw = dict(sample_loops=window is None, window=window)
+    side = _traces(kernel, M, N, K, ctas, monkeypatch, 4096, **kw)
+    alone = _traces(kernel, M, N, K, ctas, monkeypatch, 1, **kw)
+    for (a, na, la), (b, nb, lb) in zip(side, alone):
+        assert a.rows.tobytes() == b.rows.tobytes()
+        assert np.array_equal(a.addr, b.addr)
+        assert (na, la) == (nb, lb)
+
+
+def test_ctas_that_part_are_refused_side_by_side():
+    """The ragged naive launch's corner CTA leaves threads out: side by side with an inner one the
+    run raises NotUniform (run_ctas then runs them one by one)."""
+    from gpusim.sass.cta import CtaRun, NotUniform
+    M, N, K = 37, 45, 23
+    spec = gpusim.kernel.get_kernel("naive")
+    prog, _ = F.program("naive", tuple(sorted(spec.params.items())))
+    bases = gpusim.estimate.simulate.layout(M, N, K, spec)
+    mem = F.memory(gpusim.estimate.simulate.array_bytes(spec, M, N, K), bases)
+    grid, block = _launch(spec, M, N, K)
+    words = F.param_words(spec.arguments, {"M": M, "N": N, "K": K, "alpha": 1.0, "beta": 0.5, **bases})
+    with pytest.raises(NotUniform):
+        CtaRun(prog, block, [(0, 0, 0), (grid[0] - 1, grid[1] - 1, 0)], grid, words, mem).run()
+
+
+def test_each_cta_has_its_own_shared_window():
+    """Two CTAs side by side store to the same shared address and read back their own values."""
+    from gpusim.sass.state import SHARED_RESERVED, GlobalMemory, State
+    lanes = 64
+    cta = np.repeat([0, 1], 32)
+    st = State(lanes, {}, {}, 256, GlobalMemory([]), cta)
+    on = np.ones(lanes, bool)
+    addr = np.full(lanes, SHARED_RESERVED + 16, np.int64)
+    st.store("shared", addr, 4, cta.astype(np.uint32)[None, :] + 7, on & (np.arange(lanes) % 32 == 0), None)
+    got = st.load("shared", addr, 4, on, None)[0]
+    assert list(got[:32]) == [7] * 32 and list(got[32:]) == [8] * 32
