@@ -82,7 +82,10 @@ class CtaRun(LoopSampling):
     per CTA: the records keep them per warp."""
 
     def __init__(self, prog: Program, block: tuple, block_idx, grid: tuple, params: dict,
-                 memory: GlobalMemory, weight: int = 1, sample_loops: bool = True, window: int | None = None):
+                 memory: GlobalMemory, weight: int = 1, sample_loops: bool = True, window: int | None = None,
+                 synthesize: bool = True):
+        """synthesize: a window's periodic trips are written from the last period's, not run
+        (loop_sampling._synthesize)."""
         self.prog = prog
         bx, by, bz = block
         blocks = [tuple(block_idx)] if np.ndim(block_idx) == 1 else [tuple(b) for b in block_idx]
@@ -116,6 +119,7 @@ class CtaRun(LoopSampling):
         self.weight = weight
         self.sample_loops = sample_loops and window is None
         self.window = window             # timing window: an outermost loop runs `window` trips, then its last ones
+        self.synthesize = synthesize and window is not None
         self.loop_trips: list = []       # (header, trips, trips recorded) of every loop that ended
         # records
         self.r_op, self.r_pc, self.r_on, self.r_ex, self.r_addr, self.r_src, self.r_w = ([] for _ in range(7))

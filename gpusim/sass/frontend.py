@@ -12,6 +12,7 @@ import struct
 
 from gpusim.sass.compile import kernel_sass
 from gpusim.sass.cta import CtaRun, NotUniform, Program
+from gpusim.sass.loop_sampling import SynthesisMismatch
 from gpusim.sass.state import Allocation, GlobalMemory
 from gpusim.sass.listing import parse_listing
 
@@ -58,6 +59,7 @@ def memory(arrays: dict, bases: dict) -> GlobalMemory:
     return GlobalMemory(allocs)
 
 
+SYNTHESIZE = True       # timing windows: periodic trips written from the last period's (loop_sampling)
 BATCH_LANES = 4096      # threads of the CTAs run side by side at most (the loop sampler keeps 34 copies
                         # of their registers: 4096 lanes, 140 MB)
 
@@ -75,12 +77,19 @@ def run_ctas(prog: Program, grid, block, ctas: list, mem: GlobalMemory, problem,
     step = max(1, BATCH_LANES // (-(-threads // 32) * 32))
     if mem.has_values or prog.uses_local:
         step = 1
+    def one(blocks, weight):
+        """The run; a window whose synthesized trips the run contradicts is run again in full."""
+        try:
+            return CtaRun(prog, block, blocks, grid, words, mem, weight, sample_loops, window, SYNTHESIZE).run()
+        except SynthesisMismatch:
+            return CtaRun(prog, block, blocks, grid, words, mem, weight, sample_loops, window, False).run()
+
     for i in range(0, len(ctas), step):
         part = ctas[i:i + step]
         ids = list(range(first_id + i, first_id + i + len(part)))
         if len(part) > 1:
             try:
-                run = CtaRun(prog, block, [b for b, _ in part], grid, words, mem, 1, sample_loops, window).run()
+                run = one([b for b, _ in part], 1)
             except NotUniform:
                 run = None
             if run is not None:
@@ -89,7 +98,7 @@ def run_ctas(prog: Program, grid, block, ctas: list, mem: GlobalMemory, problem,
                     progress(len(out))
                 continue
         for (b, w), cid in zip(part, ids):
-            run = CtaRun(prog, block, b, grid, words, mem, w, sample_loops, window).run()
+            run = one(b, w)
             out.append((run.trace(cid), run.notes, run.loop_trips))
             if progress:
                 progress(len(out))
@@ -100,9 +109,6 @@ def run_cta(prog: Program, grid, block, bidx, weight, mem: GlobalMemory, problem
             sample_loops: bool, window: int | None = None, loop_trips: bool = False, args=SGEMM_ARGS):
     """Run one CTA; (its trace, the notes of its loop sampler[, (header, trips, trips recorded) per loop]).
     args: the kernel's arguments in order (default the SGEMM's); problem: (M, N, K, alpha, beta)."""
-    M, N, K, alpha, beta = problem
-    words = param_words(args, {"M": M, "N": N, "K": K, "alpha": alpha, "beta": beta, **bases})
-    run = CtaRun(prog, block, bidx, grid, words, mem, weight, sample_loops, window).run()
-    if loop_trips:
-        return run.trace(cta_id), run.notes, run.loop_trips
-    return run.trace(cta_id), run.notes
+    trace, notes, loops = run_ctas(prog, grid, block, [(bidx, weight)], mem, problem, bases, cta_id,
+                                   sample_loops, window, args)[0]
+    return (trace, notes, loops) if loop_trips else (trace, notes)

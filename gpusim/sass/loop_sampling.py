@@ -11,6 +11,10 @@ from gpusim.errors import GpusimError
 from gpusim.sass.state import MAX_PERIOD, _LINE
 
 
+class SynthesisMismatch(Exception):
+    """A timing window's synthesized trips were not what running them gives (the window is then run)."""
+
+
 @dataclass(eq=False)          # groups are told apart by identity (their lanes are arrays)
 class _Group:
     pc: int
@@ -33,6 +37,9 @@ class _Loop:
     snaps: list = field(default_factory=list)       # register state at the last 3 arrivals
     done: bool = False
     skipped: int = 0                                # iterations jumped over
+    taints: list = field(default_factory=list)      # the registers holding data at the last arrivals
+    ended: list = field(default_factory=list)       # len(loop_trips) at each arrival (inner loops that ended)
+    check: tuple | None = None                      # a synthesized stretch to check against the next period
 
 
 class LoopSampling:
@@ -61,10 +68,18 @@ class LoopSampling:
         if loop.done:
             return
         if self.window is not None:
-            if len(loop.arrivals) < self.window - 2 * MAX_PERIOD - 2:
+            if not self.synthesize and len(loop.arrivals) < self.window - 2 * MAX_PERIOD - 2:
                 return
-            loop.snaps = (loop.snaps + [self.st.snapshot()])[-(2 * MAX_PERIOD + 2):]
+            keep = 2 * MAX_PERIOD + 2
+            loop.snaps = (loop.snaps + [self.st.snapshot()])[-keep:]
+            if self.synthesize:
+                loop.taints = (loop.taints + [frozenset(self.taint)])[-(3 * MAX_PERIOD + 2):]
+                loop.ended = (loop.ended + [len(self.loop_trips)])[-(3 * MAX_PERIOD + 2):]
+                if loop.check and len(loop.arrivals) == loop.check[0]:
+                    self._check_synthesized(loop)
             if len(loop.arrivals) < self.window:
+                if self.synthesize and loop.check is None:
+                    self._synthesize(loop, header, bra_pc)
                 return
             if len(loop.arrivals) > self.window + 2 * MAX_PERIOD + 2:
                 loop.done = True
@@ -199,38 +214,179 @@ class LoopSampling:
                     return ok
         return ok
 
-    def _skip(self, loop: _Loop, header: int, bra_pc: int, p: int, delta, reweight: bool = True):
-        """Jump n*p iterations ahead, n as large as the path allows (a trial of the last one)."""
+    def _synthesize(self, loop: _Loop, header: int, bra_pc: int):
+        """A timing window's trips without running them: once the last three periods of the outermost
+        loop repeat (instructions, masks, data registers, producers: the same or moved by one period's
+        records; addresses moved by the same step in each lane), the records of the periods up to one
+        before the window are the last period's, each address moved on by its step, and the registers
+        jump there. The path must hold one period past them (a trial), and the period the emulator runs
+        next must continue the steps (_check_synthesized), else SynthesisMismatch."""
+        enclosing = [o for o in self.loops.values() if o is not loop and o.header < header and bra_pc < o.bra_pc]
+        if enclosing or len(loop.arrivals) < 3 + 1:
+            return
+        region = {pc for pc in self.data_pcs | self.local_pcs if header <= pc <= bra_pc}
+        if region:
+            return
+        found = self._period(loop, check_addresses=False)
+        if found is None:
+            return
+        p, delta = found
+        A = len(loop.arrivals)
+        m = (self.window - A) // p - 1
+        if m < 1:
+            loop.check = ()           # too late to gain anything: run on
+            return
+        if A < 3 * p + 1 or loop.taints[-1] != loop.taints[-1 - p]:
+            return
+        # the inner loops that ended in each of the last two periods: the same (header, trips) each time
+        inner = [self.loop_trips[loop.ended[-1 - (k + 1) * p]:loop.ended[-1 - k * p]] for k in (0, 1)]
+        if inner[0] != inner[1]:
+            return
+        arr = loop.arrivals
+        e0, e1, e2, e3 = arr[-1 - 3 * p], arr[-1 - 2 * p], arr[-1 - p], arr[-1]
+        L = e3 - e2
+        if not (e2 - e1 == L == e1 - e0):
+            return
+        steps = self._steps(e0, e1, e2, L)
+        if steps is None:
+            return
+        ok, seen, logs, ref, done = self._path_trials(loop, header, bra_pc, p, delta)
+        holds = ok(m + 1)
+        if self.n_cta > 1 and not holds:
+            ok(m + 1, alone=True)
+            if any(seen[m + 1]):
+                done()
+                from gpusim.sass.cta import NotUniform
+                raise NotUniform(f"loop at 0x{header:04x}: the CTAs hold their path for different trips")
+        done()
+        if not holds:
+            loop.check = ()           # the loop ends within the window: run it
+            return
+        d_addr, shifts = steps
+        ops, pcs, ons, exs, ws = (lst[e2:e3] for lst in (self.r_op, self.r_pc, self.r_on, self.r_ex, self.r_w))
+        addrs, srcs = self.r_addr[e2:e3], self.r_src[e2:e3]
+        n_inner = len(inner[0])
+        for t in range(1, m + 1):
+            self.loop_trips += inner[0]
+            self.r_op += ops
+            self.r_pc += pcs
+            self.r_on += ons
+            self.r_ex += exs
+            self.r_w += ws
+            self.r_addr += [None if x is None else np.where(x >= 0, x + t * d, -1) for x, d in zip(addrs, d_addr)]
+            self.r_src += [tuple(v + t * L if sh else v for v, sh in zip(sr, f)) for sr, f in zip(srcs, shifts)]
+        for r, seq in self.writer.items():
+            if seq >= e2:
+                self.writer[r] = seq + m * L
+        base = list(arr[-p:])
+        snaps = loop.snaps[-p:]
+        for t in range(1, m + 1):
+            for i in range(p):
+                arr.append(base[i] + t * L)
+                loop.sigs.append(loop.sigs[-p])
+                loop.taints.append(loop.taints[-p])
+                loop.ended.append(loop.ended[-p] + n_inner)
+                if (m - t) * p + (p - i) <= 2 * MAX_PERIOD + 2:     # only the snapshots that are kept
+                    loop.snaps.append(self._advance(snaps[i], t, delta))
+        keep = 2 * MAX_PERIOD + 2
+        loop.snaps = loop.snaps[-keep:]
+        loop.taints, loop.ended = loop.taints[-(3 * MAX_PERIOD + 2):], loop.ended[-(3 * MAX_PERIOD + 2):]
+        self.st.restore(self._advance(snaps[-1], m, delta))
+        # the next period is run: it must move on by the same steps
+        loop.check = (len(arr) + p, p, L, d_addr, shifts, inner[0])
+
+    def _steps(self, e0: int, e1: int, e2: int, L: int):
+        """(address step per record, producer shift flags per record) when the three stretches of L
+        records from e0, e1, e2 move alike: every address by the same step in each lane (off lanes
+        the same), every producer the same seq or one stretch on; else None."""
+        d_addr, shifts = [], []
+        for j in range(L):
+            x, y, z = self.r_addr[e2 + j], self.r_addr[e1 + j], self.r_addr[e0 + j]
+            if x is None:
+                if y is not None or z is not None:
+                    return None
+                d_addr.append(None)
+            else:
+                on = x >= 0
+                if y is None or z is None or not (np.array_equal(on, y >= 0) and np.array_equal(on, z >= 0)):
+                    return None
+                d = np.where(on, x - y, 0)
+                if not np.array_equal(d, np.where(on, y - z, 0)):
+                    return None
+                d_addr.append(d)
+            s2, s1, s0 = self.r_src[e2 + j], self.r_src[e1 + j], self.r_src[e0 + j]
+            if not len(s2) == len(s1) == len(s0):
+                return None
+            f = []
+            for a, b, c in zip(s2, s1, s0):
+                if a == b + L and b == c + L:
+                    f.append(True)
+                elif a == b == c:
+                    f.append(False)
+                else:
+                    return None
+            shifts.append(tuple(f))
+        return d_addr, shifts
+
+    def _check_synthesized(self, loop: _Loop):
+        """The period run after a synthesized stretch moved on as the stretch did (else the stretch
+        was wrong: SynthesisMismatch, and the caller runs the window without synthesis)."""
+        _, p, L, d_addr, shifts, inner = loop.check
+        arr = loop.arrivals
+        e2, e3 = arr[-1] - L, arr[-1]
+        good = (self.loop_trips[loop.ended[-1 - p]:loop.ended[-1]] == inner
+                and self.r_pc[e2:e3] == self.r_pc[e2 - L:e2] and all(
+            np.array_equal(a, b) for a, b in zip(self.r_on[e2:e3], self.r_on[e2 - L:e2])))
+        if good:
+            for j in range(L):
+                x, y = self.r_addr[e2 + j], self.r_addr[e2 - L + j]
+                if (x is None) != (y is None) or (x is not None and not np.array_equal(
+                        x, np.where(y >= 0, y + d_addr[j], -1))):
+                    good = False
+                    break
+                if self.r_src[e2 + j] != tuple(v + L if sh else v for v, sh in zip(self.r_src[e2 - L + j], shifts[j])):
+                    good = False
+                    break
+        loop.check = ()
+        if not good:
+            raise SynthesisMismatch(f"loop at 0x{loop.header:04x}: the trips after a synthesized stretch "
+                                    "do not continue it")
+
+    def _advance(self, base, n: int, delta):
+        """Registers `base` (a snapshot) moved n periods on: the rows that hold no data by n deltas,
+        64-bit pairs as 64-bit values; data rows and predicates as they are."""
         d_r, d_u, wide = delta
-        now, prev = loop.snaps[-1], loop.snaps[-2]      # starts of the next and of the last iteration
         cr, cu, _, _ = self._clean_rows()
+        R, UR, P, UP = (x.copy() for x in base)
+        nn = np.uint32(n & 0xFFFFFFFF)
+        R[cr] = base[0][cr] + nn * d_r[cr]
+        UR[cu] = base[1][cu] + nn * d_u[cu]
+        for (kind, r), d in wide.items():
+            arr = R if kind == "R" else UR
+            v0 = base[0 if kind == "R" else 1]
+            v = (v0[r].astype(np.uint64) | (v0[r + 1].astype(np.uint64) << np.uint64(32))) + np.uint64(n) * d
+            arr[r] = (v & np.uint64(0xFFFFFFFF)).astype(np.uint32)
+            arr[r + 1] = (v >> np.uint64(32)).astype(np.uint32)
+        return R, UR, P, UP
+
+    def _path_trials(self, loop: _Loop, header: int, bra_pc: int, p: int, delta):
+        """(ok, seen, logs, ref, done): ok(n[, alone]) runs dry the iteration n periods after the last
+        and tells whether every CTA of the run takes the last iteration's path, every integer compare
+        on the same side of equality (seen[n]: each CTA's verdict, logs[n]: the compares of one that
+        held, ref: the last iteration's); done() puts back what the trials changed."""
+        prev = loop.snaps[-2]                 # the start of the last iteration
         last = (loop.arrivals[-2], loop.arrivals[-1])
         want = (self.r_pc[last[0]:last[1]], self.r_on[last[0]:last[1]])
-
-        def state_after(base, n: int):
-            R, UR, P, UP = (x.copy() for x in base)
-            nn = np.uint32(n & 0xFFFFFFFF)
-            R[cr] = base[0][cr] + nn * d_r[cr]
-            UR[cu] = base[1][cu] + nn * d_u[cu]
-            for (kind, r), d in wide.items():
-                arr = R if kind == "R" else UR
-                v0 = base[0 if kind == "R" else 1]
-                v = (v0[r].astype(np.uint64) | (v0[r + 1].astype(np.uint64) << np.uint64(32))) + np.uint64(n) * d
-                arr[r] = (v & np.uint64(0xFFFFFFFF)).astype(np.uint32)
-                arr[r + 1] = (v >> np.uint64(32)).astype(np.uint32)
-            return R, UR, P, UP
-
         saved = (self.writer.copy(), set(self.taint),
                  [(_g.pc, _g.lanes.copy(), _g.blocked, _g.calls) for _g in self.groups])
-
         per = self.st.lanes // self.n_cta
         live = self.live
 
         def trial(n: int, only: int | None = None):
-            """The iteration n periods after the last, run dry: ((pcs, guard masks) or None when it does
-            not come back to the header, its integer compares); only: that CTA's lanes alone."""
+            """((pcs, guard masks) or None when it does not come back to the header, its integer
+            compares); only: that CTA's lanes alone."""
             self.writer, self.taint = saved[0].copy(), set(saved[1])
-            self.st.restore(state_after(prev, n))
+            self.st.restore(self._advance(prev, n, delta))
             self.st.cmp_log = []
             if only is not None:
                 self.live = live.copy()
@@ -242,7 +398,7 @@ class LoopSampling:
                 self.st.cmp_log = None
                 self.live = live
 
-        ref = trial(0)[1]           # the last iteration's integer compares (the side of each lane's a - b)
+        ref = trial(0)[1]           # the last iteration's integer compares (each lane's a - b)
 
         def judge(result, c: int) -> bool:
             """Does CTA c take the last iteration's path, every integer compare on the same side of
@@ -256,12 +412,10 @@ class LoopSampling:
                     and len(log) == len(ref)
                     and all(np.array_equal(np.sign(x[ln]), np.sign(y[ln])) for x, y in zip(log, ref)))
 
-        seen: dict = {}         # n -> each CTA's verdict (for the last, judged alone where they part)
+        seen: dict = {}         # n -> each CTA's verdict (judged alone where the joint trial parts)
         logs: dict = {}         # n -> the compares of a trial that held
 
         def ok(n: int, alone: bool = False) -> bool:
-            """Does every CTA of the run hold its path n periods on? alone: judge each CTA by itself
-            where the joint trial parts (the verdicts in seen[n])."""
             if n in seen and (not alone or len(seen[n]) == self.n_cta):
                 return all(seen[n])
             got = trial(n)
@@ -276,17 +430,25 @@ class LoopSampling:
                 logs[n] = got[1]
             return all(v)
 
+        def done():
+            self.writer, self.taint = saved[0], saved[1]
+            self.groups[:] = [_Group(pc, lanes, bl, c) for pc, lanes, bl, c in saved[2]]
+            self.st.restore(loop.snaps[-1])
+
+        return ok, seen, logs, ref, done
+
+    def _skip(self, loop: _Loop, header: int, bra_pc: int, p: int, delta, reweight: bool = True):
+        """Jump n*p iterations ahead, n as large as the path allows (a trial of the last one)."""
+        ok, seen, logs, ref, done = self._path_trials(loop, header, bra_pc, p, delta)
         lo, hi = self._jump(ok, logs, ref, p)
         if self.n_cta > 1 and hi * p < (1 << 30) and (ok(hi, alone=True) or any(seen[hi])):
             from gpusim.sass.cta import NotUniform
             raise NotUniform(f"loop at 0x{header:04x}: the CTAs would jump different numbers of iterations")
-        self.writer, self.taint = saved[0], saved[1]
-        self.groups[:] = [_Group(pc, lanes, bl, c) for pc, lanes, bl, c in saved[2]]
+        done()
         loop.done = True
         if lo == 0:
-            self.st.restore(now)
             return
-        self.st.restore(state_after(now, lo))
+        self.st.restore(self._advance(loop.snaps[-1], lo, delta))
         loop.skipped = lo * p
         if reweight:
             for i in range(loop.arrivals[-1 - p], loop.arrivals[-1]):
