@@ -1,0 +1,74 @@
+"""The ladder in a minute: wall time of 36 predictions (the eight SGEMM ladder kernels at 1024, 2048,
+4096 and 8192, and dbuf and smem2buf at 2048 and 4096), each as `gpusim run KERNEL --size N` computes
+it (simulate, then predict), one after another in one process with a warm numba cache (one unreported
+point first). With --before REF the same 36 points run in a checkout of the git revision REF (a
+temporary worktree) in the same invocation, and the ratio and every predicted time's agreement are
+printed: speed measured against the code before, on the same machine at the same time.
+The machine is shared and noisy: read the ratio, not the third digit.
+
+Usage: python bench/bench_ladder.py [--before REF] [--sizes 1024,2048,4096,8192]
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+LADDER = ("naive", "coalesced", "smemtile", "tiled32", "regtile1d", "regblock", "regtile2d", "vectorized")
+EXTRA = (("dbuf", 2048), ("dbuf", 4096), ("smem2buf", 2048), ("smem2buf", 4096))
+CHILD = """
+import json, sys, time
+import gpusim
+from gpusim.estimate.kernel_time import predict
+points = json.loads(sys.argv[1])
+predict(gpusim.simulate("regtile2d", 256))        # loads numba's cache: not timed
+out = []
+t_all = time.perf_counter()
+for k, n in points:
+    t0 = time.perf_counter()
+    p = predict(gpusim.simulate(k, n))
+    out.append([k, n, time.perf_counter() - t0, p.time_ms])
+    print(f"  {k:11s} {n:5d} {out[-1][2]:6.2f} s", file=sys.stderr, flush=True)
+print(json.dumps({"wall_s": time.perf_counter() - t_all, "points": out}))
+"""
+
+
+def run_points(tree: Path, points: list) -> dict:
+    r = subprocess.run([sys.executable, "-c", CHILD, json.dumps(points)], cwd=tree, text=True,
+                       stdout=subprocess.PIPE, env=dict(os.environ, PYTHONPATH=str(tree)))
+    if r.returncode != 0:
+        raise SystemExit(f"the ladder failed in {tree} ({r.returncode})")
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--before", metavar="REF", help="also time the git revision REF and print the ratio")
+    ap.add_argument("--sizes", default="1024,2048,4096,8192")
+    a = ap.parse_args()
+    points = [[k, int(n)] for n in a.sizes.split(",") for k in LADDER] + [list(x) for x in EXTRA]
+    print(f"{len(points)} predictions in one process (simulate + predict each), warm numba cache")
+    now = run_points(ROOT, points)
+    print(f"this tree: {now['wall_s']:.1f} s (target <= 60 s)")
+    if not a.before:
+        return
+    with tempfile.TemporaryDirectory(prefix="gpusim-before-") as tmp:
+        tree = Path(tmp) / "tree"
+        subprocess.run(["git", "worktree", "add", "--detach", "-q", str(tree), a.before], cwd=ROOT, check=True)
+        try:
+            before = run_points(tree, points)
+        finally:
+            subprocess.run(["git", "worktree", "remove", "--force", str(tree)], cwd=ROOT, check=False)
+    same = sum(x[3] == y[3] for x, y in zip(now["points"], before["points"]))
+    print(f"{a.before}: {before['wall_s']:.1f} s; speed-up {before['wall_s'] / now['wall_s']:.2f}x; "
+          f"predicted times identical at {same} of {len(points)} points")
+    for x, y in zip(now["points"], before["points"]):
+        if x[3] != y[3]:
+            print(f"  {x[0]} {x[1]}: {y[3]:.6g} ms before, {x[3]:.6g} ms now")
+
+
+if __name__ == "__main__":
+    main()
