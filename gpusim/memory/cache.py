@@ -196,28 +196,40 @@ def _first_active(addr: np.ndarray) -> np.ndarray:
 # chip-wide L2 over the tile stream
 
 @njit(cache=True, inline="always")
-def _way_of(line, tags, set_index, ways):
-    base = set_index * ways
-    for w in range(ways):
-        if tags[base + w] == line:
-            return base + w
-    return -1
-
-
-@njit(cache=True, inline="always")
 def _l2_line(line, h, sample, tags, valid, stamp, ways, clock, te, W, fill_t, q, out_acc, out_miss, out_pend):
-    """One whole-line access at schedule time te to the set-sampled L2. With W > 0, a hit on a line
-    whose fill began less than W before (another CTA's miss, its data still on the way) is counted in
-    out_pend: it gets its data with that fill, at the miss's latency."""
+    """One whole-line access at schedule time te to the set-sampled L2 (_access's LRU, in one scan of
+    the set). With W > 0, a hit on a line whose fill began less than W before (another CTA's miss,
+    its data still on the way) is counted in out_pend: it gets its data with that fill, at the miss's
+    latency."""
     out_acc[q] += 1
-    j = _way_of(line, tags, h // sample, ways) if W > 0 else -1
-    pending = j >= 0 and valid[j] == 15 and te - fill_t[j] < W
-    if _access(line, np.int8(15), tags, valid, stamp, h // sample, ways, clock) == 0:
-        out_miss[q] += 1
-        if W > 0:
-            fill_t[_way_of(line, tags, h // sample, ways)] = te
-    elif pending:
-        out_pend[q] += 1
+    base = (h // sample) * ways
+    victim = base
+    oldest = stamp[base]
+    found = -1
+    for w in range(ways):
+        j = base + w
+        if tags[j] == line:
+            found = j
+            break
+        if stamp[j] < oldest:
+            oldest = stamp[j]
+            victim = j
+    if found >= 0:
+        pending = W > 0 and valid[found] == 15 and te - fill_t[found] < W
+        stamp[found] = clock
+        if valid[found] & 15:
+            if pending:
+                out_pend[q] += 1
+            return
+        valid[found] |= 15
+        victim = found
+    else:
+        tags[victim] = line
+        valid[victim] = 15
+        stamp[victim] = clock
+    out_miss[q] += 1
+    if W > 0:
+        fill_t[victim] = te
 
 @njit(cache=True)
 def _l2_tiles(ev_cta, ev_chunk, ev_t, ev_mode, ev_blk, W, nchunks, gx, a_rows, a_line0, a_row_lines, a_dx, a_dy,
