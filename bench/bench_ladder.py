@@ -24,12 +24,12 @@ import json, sys, time
 import gpusim
 from gpusim.estimate.kernel_time import predict
 points = json.loads(sys.argv[1])
-predict(gpusim.simulate("regtile2d", 256))        # loads numba's cache: not timed
+predict(gpusim.simulate("regtile2d", 256, keep_trace=True))        # loads numba's cache: not timed
 out = []
 t_all = time.perf_counter()
 for k, n in points:
     t0 = time.perf_counter()
-    p = predict(gpusim.simulate(k, n))
+    p = predict(gpusim.simulate(k, n, keep_trace=True))
     out.append([k, n, time.perf_counter() - t0, p.time_ms])
     print(f"  {k:11s} {n:5d} {out[-1][2]:6.2f} s", file=sys.stderr, flush=True)
 print(json.dumps({"wall_s": time.perf_counter() - t_all, "points": out}))
