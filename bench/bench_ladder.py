@@ -1,7 +1,7 @@
 """The ladder in a minute: wall time of 36 predictions (the eight SGEMM ladder kernels at 1024, 2048,
 4096 and 8192, and dbuf and smem2buf at 2048 and 4096), each as `gpusim run KERNEL --size N` computes
-it (simulate, then predict), one after another in one process with a warm numba cache (one unreported
-point first). With --before REF the same 36 points run in a checkout of the git revision REF (a
+it (simulate, then predict), one after another in one process with a warm numba cache (each kernel once
+at 256 first, unreported: a new worktree's numba cache starts cold). With --before REF the same 36 points run in a checkout of the git revision REF (a
 temporary worktree) in the same invocation, and the ratio and every predicted time's agreement are
 printed: speed measured against the code before, on the same machine at the same time.
 The machine is shared and noisy: read the ratio, not the third digit.
@@ -24,7 +24,8 @@ import json, sys, time
 import gpusim
 from gpusim.estimate.kernel_time import predict
 points = json.loads(sys.argv[1])
-predict(gpusim.simulate("regtile2d", 256, keep_trace=True))        # loads numba's cache: not timed
+for k in dict.fromkeys(k for k, _ in points):     # loads (or compiles) what each kernel needs: not timed
+    predict(gpusim.simulate(k, 256, keep_trace=True))
 out = []
 t_all = time.perf_counter()
 for k, n in points:
