@@ -121,6 +121,15 @@ class GPU:
     # CTAs as the block scheduler hands them out, which a kernel with work does while it runs). What a
     # recorded time holds besides the kernel's work; the prediction adds it to the engine's cycles.
     launch_overhead_us: float = 3.55
+    # [M] micro/cta_turnaround.json: 256-thread CTAs that do nothing, launched 1 to 65536 at a time: past one
+    # round, each CTA more per SM adds 79.3 ns (the largest grids' slope). The block scheduler hands an SM a
+    # new CTA at most this often: the first round's CTAs start this far apart, and a round of r CTAs takes
+    # at least r times it (gpusim.estimate.kernel_time.schedule_cycles). 0: CTAs start at once.
+    cta_dispatch_ns: float = 79.3
+    # [M] micro/cta_turnaround.json: CTAs spinning 1000 or 4000 cycles, 8 resident per SM: each CTA more per
+    # SM adds (spin + 205 / 197 ns) / 8: a CTA slot stands empty this long between one CTA's end and the
+    # next one's start. 0: no gap.
+    cta_slot_gap_ns: float = 201.2
     # [M] micro/l2_resident.json: the largest working set a streaming kernel (a float4 copy, launched again and
     # again) still finds in the L2: 40 MB of the 60 (48 for reads alone; from 56 MB on, DRAM's rate)
     l2_stream_resident_bytes: int = 40 * 2**20
@@ -351,6 +360,7 @@ def get_arch(name: str | GPU) -> GPU:
 # a count, size, clock, bandwidth, latency or rate, and must be positive
 ZERO_ALLOWED = frozenset({"lg_sm_untaken_depth", "lg_sm_miss_depth", "lg_sm_miss_sectors",
                           "lsu_queue_read_ahead", "register_read_lead_cycles", "launch_overhead_us",
+                          "cta_dispatch_ns", "cta_slot_gap_ns",
                           "l2_write_gsectors_per_s", "l2_partial_sector_write_gsectors_per_s",
                           "l2_partial_line_write_gsectors_per_s"})
 

@@ -226,6 +226,27 @@ def first_round_probe(result, gpu: GPU, r: int, ptxas=None) -> tuple[list, float
     return ([f / last for f in fin] if r > 1 else [1.0] * r), float(round_ns)
 
 
+def schedule_cycles(rounds: list, gpu: GPU) -> float:
+    """The busiest SM's cycles for its rounds [(resident CTAs r, rounds, cycles of one)] in order, as the
+    block scheduler hands the CTAs out (micro/cta_turnaround.json): it gives an SM a new CTA at most every
+    cta_dispatch_ns, so the first round's r CTAs start (r - 1) of those apart, and a CTA slot stands empty
+    cta_slot_gap_ns between one CTA and the next; each later round takes the longer of its cycles plus
+    that gap and r dispatches. (The engine runs a round's CTAs from cycle 0 together.)"""
+    per_ns = gpu.sm_clock_max_mhz * 1e-3
+    d, g = gpu.cta_dispatch_ns * per_ns, gpu.cta_slot_gap_ns * per_ns
+    total, first = 0.0, True
+    for r, count, cyc in rounds:
+        if count <= 0:
+            continue
+        later = max(cyc + g, r * d)
+        if first:
+            total += (r - 1) * d + cyc + (count - 1) * later
+            first = False
+        else:
+            total += count * later
+    return total
+
+
 def plan_rounds(n_ctas: int, blocks_per_sm: int, sm_count: int) -> tuple[int, list]:
     """(CTAs on the busiest SM, [(resident CTAs, rounds)])."""
     per_sm = -(-n_ctas // sm_count)
@@ -300,7 +321,7 @@ def predict(result, arch: str | GPU | None = None, *, levels: bool = True, windo
     gx, gy, gz = result.grid
     G = gx * gy * gz
     per_sm, plan = plan_rounds(G, result.occupancy.blocks_per_sm, gpu.sm_count)
-    rounds, total_cycles, vec = [], 0.0, None
+    rounds, vec = [], None
     op_states: dict = {}
     table = stall_table(result.kernel, result.params, result.M, result.N, result.K) if control_codes else None
     ptxas = ptxas_facts(result, scoreboards, read_barriers, register_banks) if table else None
@@ -323,8 +344,8 @@ def predict(result, arch: str | GPU | None = None, *, levels: bool = True, windo
             acc = op_states.setdefault(op, {})
             for k, c in st.items():
                 acc[k] = acc.get(k, 0.0) + count * c
-        total_cycles += count * cyc
         vec = count * v if vec is None else vec + count * v
+    total_cycles = schedule_cycles([(r.ctas, r.count, r.cycles) for r in rounds], gpu)
     states = {s: float(vec[i]) for i, s in enumerate(STATES)}
     issued = float(vec[-1])
     active = sum(states.values())
@@ -376,6 +397,9 @@ def predict(result, arch: str | GPU | None = None, *, levels: bool = True, windo
         notes.append("every global load is timed as an L2 hit (gpusim.memory.cache not available)")
     notes.append(f"time adds a launch's overhead as CUDA events see it, {gpu.launch_overhead_us:.2f} us "
                  "(micro/launch_overhead.json: an empty kernel's launch queued behind other work)")
+    if len(rounds) and (rounds[0].ctas > 1 or sum(r.count for r in rounds) > 1):
+        notes.append(f"rounds as the block scheduler hands CTAs out: one per {gpu.cta_dispatch_ns:.1f} ns an SM, a "
+                     f"slot empty {gpu.cta_slot_gap_ns:.0f} ns between CTAs (micro/cta_turnaround.json)")
     if finish is not None:
         notes.append("L2 model: CTA slots phased as the first round finishes (" +
                      " / ".join(f"{f:.2f}" for f in finish) + ")")

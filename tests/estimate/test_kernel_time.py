@@ -201,3 +201,43 @@ def test_a_kernels_windows_share_one_choice_of_waiter_groups(monkeypatch):
     for (_, c_on, s_on), (_, c_off, s_off) in zip(seen[:2], seen[2:]):
         assert c_on == c_off and (s_on == s_off).all()
     assert not KT._groups(gpusim.simulate("regtile2d", 1024), H200)    # 2 CTAs of 8 warps: 4 per SMSP
+
+
+def test_the_block_scheduler_rule_reproduces_its_microbenchmark():
+    """schedule_cycles on micro/cta_turnaround.json's spinning CTAs (each round exactly the spin, 8 CTAs
+    resident per SM) gives each launch's time within 3 % (plus the empty launch's own), at every grid past
+    one round; and its two parameters are the record's."""
+    from gpusim.estimate.kernel_time import schedule_cycles
+    rec = json.loads((HW / "micro" / "cta_turnaround.json").read_text())
+    gpu = gpusim.get_arch("h200")
+    d = rec["details"]
+    assert gpu.cta_dispatch_ns == pytest.approx(d["dispatch_ns"], abs=0.1)
+    assert gpu.cta_slot_gap_ns == pytest.approx(d["slot_gap_ns"], abs=0.1)
+    one = {r["spin_cycles"]: r["queued_us_median"] for r in d["rows"] if r["grid"] == 1}
+    checked = 0
+    for r in d["rows"]:
+        if r["spin_cycles"] == 0 or r["grid"] <= gpu.sm_count:
+            continue
+        _, plan = plan_rounds(r["grid"], d["resident_ctas_per_sm"], gpu.sm_count)
+        cyc = schedule_cycles([(ctas, n, float(r["spin_cycles"])) for ctas, n in plan], gpu)
+        # the launch of one spinning CTA holds the spin once: the rest is the schedule's
+        predicted_us = one[r["spin_cycles"]] + (cyc - r["spin_cycles"]) / gpu.sm_clock_max_mhz
+        assert predicted_us == pytest.approx(r["queued_us_median"], rel=0.03), r
+        checked += 1
+    assert checked >= 16
+
+
+def test_rounds_cost_the_dispatch_and_the_slot_gap():
+    """One round: its CTAs start a dispatch apart; later rounds add the slot's gap, or r dispatches where
+    those take longer; with both parameters 0 the rounds simply add up."""
+    from dataclasses import replace
+    from gpusim.estimate.kernel_time import schedule_cycles
+    gpu = gpusim.get_arch("h200")
+    per_ns = gpu.sm_clock_max_mhz * 1e-3
+    d, g = gpu.cta_dispatch_ns * per_ns, gpu.cta_slot_gap_ns * per_ns
+    assert schedule_cycles([(8, 1, 1000.0)], gpu) == pytest.approx(7 * d + 1000)
+    assert schedule_cycles([(8, 3, 1000.0)], gpu) == pytest.approx(7 * d + 1000 + 2 * max(1000 + g, 8 * d))
+    assert schedule_cycles([(8, 3, 100.0)], gpu) == pytest.approx(7 * d + 100 + 2 * 8 * d)
+    assert schedule_cycles([(2, 4, 5000.0), (1, 1, 3000.0)], gpu) == pytest.approx(d + 5000 + 3 * (5000 + g) + 3000 + g)
+    flat = replace(gpu, cta_dispatch_ns=0.0, cta_slot_gap_ns=0.0)
+    assert schedule_cycles([(2, 4, 5000.0), (1, 1, 3000.0)], flat) == pytest.approx(23000.0)
