@@ -227,24 +227,32 @@ def first_round_probe(result, gpu: GPU, r: int, ptxas=None) -> tuple[list, float
 
 
 def schedule_cycles(rounds: list, gpu: GPU) -> float:
-    """The busiest SM's cycles for its rounds [(resident CTAs r, rounds, cycles of one)] in order, as the
-    block scheduler hands the CTAs out (micro/cta_turnaround.json): it gives an SM a new CTA at most every
-    cta_dispatch_ns, so the first round's r CTAs start (r - 1) of those apart, and a CTA slot stands empty
-    cta_slot_gap_ns between one CTA and the next; each later round takes the longer of its cycles plus
-    that gap and r dispatches. (The engine runs a round's CTAs from cycle 0 together.)"""
+    """The busiest SM's cycles for its rounds [(resident CTAs r, rounds, cycles of one, drain)] in order, as
+    the block scheduler hands the CTAs out (micro/cta_turnaround.json): it gives an SM a new CTA at most
+    every cta_dispatch_ns, so the first round's r CTAs start (r - 1) of those apart, and a CTA slot stands
+    empty cta_slot_gap_ns between one CTA's exit and the next one's start; each later round takes the
+    longest of r dispatches, its cycles, and its cycles to the last warp's exit plus that gap. drain: the
+    cycles a round runs on after its warps exit (the SM's stores still going to DRAM or the L2), in which
+    the gap passes (micro/cta_gap_memory.json: with nothing left to drain, the gap is not hidden by
+    other slots' loads). (The engine runs a round's CTAs from cycle 0 together.)"""
     per_ns = gpu.sm_clock_max_mhz * 1e-3
     d, g = gpu.cta_dispatch_ns * per_ns, gpu.cta_slot_gap_ns * per_ns
     total, first = 0.0, True
-    for r, count, cyc in rounds:
+    for r, count, cyc, drain in rounds:
         if count <= 0:
             continue
-        later = max(cyc + g, r * d)
+        later = max(cyc + max(g - drain, 0.0), r * d)
         if first:
             total += (r - 1) * d + cyc + (count - 1) * later
             first = False
         else:
             total += count * later
     return total
+
+
+def _drain(t: TimingResult) -> float:
+    """Cycles the engine's round ran on after its last warp exited (stores draining)."""
+    return max(float(t.cycles) - float(t.warp_retire.max()), 0.0) if t.warp_retire.size else 0.0
 
 
 def plan_rounds(n_ctas: int, blocks_per_sm: int, sm_count: int) -> tuple[int, list]:
@@ -345,7 +353,7 @@ def predict(result, arch: str | GPU | None = None, *, levels: bool = True, windo
             for k, c in st.items():
                 acc[k] = acc.get(k, 0.0) + count * c
         vec = count * v if vec is None else vec + count * v
-    total_cycles = schedule_cycles([(r.ctas, r.count, r.cycles) for r in rounds], gpu)
+    total_cycles = schedule_cycles([(r.ctas, r.count, r.cycles, _drain(r.timing)) for r in rounds], gpu)
     states = {s: float(vec[i]) for i, s in enumerate(STATES)}
     issued = float(vec[-1])
     active = sum(states.values())

@@ -219,7 +219,7 @@ def test_the_block_scheduler_rule_reproduces_its_microbenchmark():
         if r["spin_cycles"] == 0 or r["grid"] <= gpu.sm_count:
             continue
         _, plan = plan_rounds(r["grid"], d["resident_ctas_per_sm"], gpu.sm_count)
-        cyc = schedule_cycles([(ctas, n, float(r["spin_cycles"])) for ctas, n in plan], gpu)
+        cyc = schedule_cycles([(ctas, n, float(r["spin_cycles"]), 0.0) for ctas, n in plan], gpu)
         # the launch of one spinning CTA holds the spin once: the rest is the schedule's
         predicted_us = one[r["spin_cycles"]] + (cyc - r["spin_cycles"]) / gpu.sm_clock_max_mhz
         assert predicted_us == pytest.approx(r["queued_us_median"], rel=0.03), r
@@ -228,16 +228,21 @@ def test_the_block_scheduler_rule_reproduces_its_microbenchmark():
 
 
 def test_rounds_cost_the_dispatch_and_the_slot_gap():
-    """One round: its CTAs start a dispatch apart; later rounds add the slot's gap, or r dispatches where
-    those take longer; with both parameters 0 the rounds simply add up."""
+    """One round: its CTAs start a dispatch apart; later rounds add the slot's gap (less the cycles the
+    round's stores drain after its warps exit), or r dispatches where those take longer; with both
+    parameters 0 the rounds simply add up."""
     from dataclasses import replace
     from gpusim.estimate.kernel_time import schedule_cycles
     gpu = gpusim.get_arch("h200")
     per_ns = gpu.sm_clock_max_mhz * 1e-3
     d, g = gpu.cta_dispatch_ns * per_ns, gpu.cta_slot_gap_ns * per_ns
-    assert schedule_cycles([(8, 1, 1000.0)], gpu) == pytest.approx(7 * d + 1000)
-    assert schedule_cycles([(8, 3, 1000.0)], gpu) == pytest.approx(7 * d + 1000 + 2 * max(1000 + g, 8 * d))
-    assert schedule_cycles([(8, 3, 100.0)], gpu) == pytest.approx(7 * d + 100 + 2 * 8 * d)
-    assert schedule_cycles([(2, 4, 5000.0), (1, 1, 3000.0)], gpu) == pytest.approx(d + 5000 + 3 * (5000 + g) + 3000 + g)
+    assert schedule_cycles([(8, 1, 1000.0, 0.0)], gpu) == pytest.approx(7 * d + 1000)
+    assert schedule_cycles([(8, 3, 1000.0, 0.0)], gpu) == pytest.approx(7 * d + 1000 + 2 * max(1000 + g, 8 * d))
+    assert schedule_cycles([(8, 3, 100.0, 0.0)], gpu) == pytest.approx(7 * d + 100 + 2 * 8 * d)
+    assert schedule_cycles([(2, 4, 5000.0, 0.0), (1, 1, 3000.0, 0.0)], gpu) == pytest.approx(
+        d + 5000 + 3 * (5000 + g) + 3000 + g)
+    # stores still draining after the warps exit: the gap passes meanwhile
+    assert schedule_cycles([(2, 4, 5000.0, g / 2)], gpu) == pytest.approx(d + 5000 + 3 * (5000 + g / 2))
+    assert schedule_cycles([(2, 4, 5000.0, 2 * g)], gpu) == pytest.approx(d + 4 * 5000)
     flat = replace(gpu, cta_dispatch_ns=0.0, cta_slot_gap_ns=0.0)
-    assert schedule_cycles([(2, 4, 5000.0), (1, 1, 3000.0)], flat) == pytest.approx(23000.0)
+    assert schedule_cycles([(2, 4, 5000.0, 0.0), (1, 1, 3000.0, 0.0)], flat) == pytest.approx(23000.0)
