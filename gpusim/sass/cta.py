@@ -132,14 +132,18 @@ class CtaRun(LoopSampling):
         self.loops: dict = {}
         self.notes: list[str] = []
         self.steps = 0
+        self.parted = False              # a trial's groups stopped holding the same lanes of each CTA
 
     def _check_uniform(self):
         """Side by side, every group must hold the same lanes of each CTA (else NotUniform)."""
-        if self.n_cta == 1 or self.st.dry:
+        if self.n_cta == 1:
             return
         for g in self.groups:
             x = g.lanes.reshape(self.n_cta, -1)
             if not (x == x[0]).all():
+                if self.st.dry:          # a trial: its verdict is then made per CTA (loop_sampling)
+                    self.parted = True
+                    return
                 raise NotUniform(f"CTAs diverge at 0x{g.pc:04x}")
 
     # ------------------------------------------------------------ records

@@ -388,6 +388,7 @@ class LoopSampling:
             self.writer, self.taint = saved[0].copy(), set(saved[1])
             self.st.restore(self._advance(prev, n, delta))
             self.st.cmp_log = []
+            self.parted = False
             if only is not None:
                 self.live = live.copy()
                 self.live[:only * per] = False
@@ -421,6 +422,8 @@ class LoopSampling:
             got = trial(n)
             if got[0] is not None and got[0][0] == want[0] or self.n_cta == 1:
                 v = [judge(got, c) for c in range(self.n_cta)]
+            elif alone and not self.parted:     # every CTA took the joint trial's path: it fails alone too
+                v = [False] * self.n_cta
             elif alone:
                 v = [judge(trial(n, c), c) for c in range(self.n_cta)]
             else:
