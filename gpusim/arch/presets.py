@@ -130,6 +130,10 @@ class GPU:
     # SM adds (spin + 205 / 197 ns) / 8: a CTA slot stands empty this long between one CTA's end and the
     # next one's start. 0: no gap.
     cta_slot_gap_ns: float = 201.2
+    # [M] micro/atomic_contention.json: one atomicAdd (RED) per CTA to one shared address, 132 to 65536 CTAs:
+    # each CTA more adds 1.755 ns (0.60 to an address of its own: the dispatch limit). The L2 applies
+    # same-address atomics one after another, this far apart (gpusim.estimate.atomic_queue). 0: no queue.
+    atomic_same_address_ns: float = 1.755
     # [M] micro/l2_resident.json: the largest working set a streaming kernel (a float4 copy, launched again and
     # again) still finds in the L2: 40 MB of the 60 (48 for reads alone; from 56 MB on, DRAM's rate)
     l2_stream_resident_bytes: int = 40 * 2**20
@@ -360,7 +364,7 @@ def get_arch(name: str | GPU) -> GPU:
 # a count, size, clock, bandwidth, latency or rate, and must be positive
 ZERO_ALLOWED = frozenset({"lg_sm_untaken_depth", "lg_sm_miss_depth", "lg_sm_miss_sectors",
                           "lsu_queue_read_ahead", "register_read_lead_cycles", "launch_overhead_us",
-                          "cta_dispatch_ns", "cta_slot_gap_ns",
+                          "cta_dispatch_ns", "cta_slot_gap_ns", "atomic_same_address_ns",
                           "l2_write_gsectors_per_s", "l2_partial_sector_write_gsectors_per_s",
                           "l2_partial_line_write_gsectors_per_s"})
 

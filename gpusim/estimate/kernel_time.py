@@ -48,6 +48,7 @@ from gpusim.errors import GpusimError
 from gpusim.estimate.round_inputs import (_Levels, _groups, _l2_warm, _resident, build_window,  # noqa: F401
                                           ptxas_facts, window_trace)
 from gpusim.kernel.spec import get_kernel
+from gpusim.estimate.atomic_queue import queue_end_cycles, shared_address_atomics
 from gpusim.timing import (simulate_sm, TimingResult, not_issued_metrics, LSU_METRIC_NAMES, LSU_SUMS,
                            LSU_PENDING, LSU_LATENCY)
 from gpusim.timing.control_codes import stall_table
@@ -226,7 +227,7 @@ def first_round_probe(result, gpu: GPU, r: int, ptxas=None) -> tuple[list, float
     return ([f / last for f in fin] if r > 1 else [1.0] * r), float(round_ns)
 
 
-def schedule_cycles(rounds: list, gpu: GPU) -> float:
+def schedule_cycles(rounds: list, gpu: GPU, ends: list | None = None) -> float:
     """The busiest SM's cycles for its rounds [(resident CTAs r, rounds, cycles of one, drain)] in order, as
     the block scheduler hands the CTAs out (micro/cta_turnaround.json): it gives an SM a new CTA at most
     every cta_dispatch_ns, so the first round's r CTAs start (r - 1) of those apart, and a CTA slot stands
@@ -234,7 +235,8 @@ def schedule_cycles(rounds: list, gpu: GPU) -> float:
     longest of r dispatches, its cycles, and its cycles to the last warp's exit plus that gap. drain: the
     cycles a round runs on after its warps exit (the SM's stores still going to DRAM or the L2), in which
     the gap passes (micro/cta_gap_memory.json: with nothing left to drain, the gap is not hidden by
-    other slots' loads). (The engine runs a round's CTAs from cycle 0 together.)"""
+    other slots' loads). (The engine runs a round's CTAs from cycle 0 together.) ends: if given, gets
+    (cycle its first CTA ends, its CTAs) for every round, in order."""
     per_ns = gpu.sm_clock_max_mhz * 1e-3
     d, g = gpu.cta_dispatch_ns * per_ns, gpu.cta_slot_gap_ns * per_ns
     total, first = 0.0, True
@@ -242,11 +244,14 @@ def schedule_cycles(rounds: list, gpu: GPU) -> float:
         if count <= 0:
             continue
         later = max(cyc + max(g - drain, 0.0), r * d)
-        if first:
-            total += (r - 1) * d + cyc + (count - 1) * later
-            first = False
-        else:
-            total += count * later
+        for k in range(count):
+            if first:
+                total += (r - 1) * d + cyc
+                first = False
+            else:
+                total += later
+            if ends is not None:
+                ends.append((total - (r - 1) * d, r))
     return total
 
 
@@ -353,7 +358,16 @@ def predict(result, arch: str | GPU | None = None, *, levels: bool = True, windo
             for k, c in st.items():
                 acc[k] = acc.get(k, 0.0) + count * c
         vec = count * v if vec is None else vec + count * v
-    total_cycles = schedule_cycles([(r.ctas, r.count, r.cycles, _drain(r.timing)) for r in rounds], gpu)
+    ends: list = []
+    total_cycles = schedule_cycles([(r.ctas, r.count, r.cycles, _drain(r.timing)) for r in rounds], gpu, ends)
+    n_atomic = shared_address_atomics(getattr(result, "trace", None))
+    atomic_wait = 0.0
+    if n_atomic and gpu.atomic_same_address_ns > 0:
+        # the CTAs of each round (of the busiest SM's per_sm) make their atomics as they end
+        done = queue_end_cycles([(t, r / per_sm) for t, r in ends], n_atomic,
+                                gpu.atomic_same_address_ns * gpu.sm_clock_max_mhz * 1e-3)
+        atomic_wait = max(done - total_cycles, 0.0)
+        total_cycles += atomic_wait
     states = {s: float(vec[i]) for i, s in enumerate(STATES)}
     issued = float(vec[-1])
     active = sum(states.values())
@@ -405,6 +419,10 @@ def predict(result, arch: str | GPU | None = None, *, levels: bool = True, windo
         notes.append("every global load is timed as an L2 hit (gpusim.memory.cache not available)")
     notes.append(f"time adds a launch's overhead as CUDA events see it, {gpu.launch_overhead_us:.2f} us "
                  "(micro/launch_overhead.json: an empty kernel's launch queued behind other work)")
+    if n_atomic:
+        notes.append(f"{n_atomic} atomics on one address, one per {gpu.atomic_same_address_ns:.3f} ns at the L2 "
+                     f"(micro/atomic_contention.json): {atomic_wait / (gpu.sm_clock_max_mhz * 1e-3) / 1e3:.2f} us "
+                     "after the last round")
     if len(rounds) and (rounds[0].ctas > 1 or sum(r.count for r in rounds) > 1):
         notes.append(f"rounds as the block scheduler hands CTAs out: one per {gpu.cta_dispatch_ns:.1f} ns an SM, a "
                      f"slot empty {gpu.cta_slot_gap_ns:.0f} ns between CTAs (micro/cta_turnaround.json)")

@@ -46,7 +46,8 @@ UNITS = {
         "l2_write_gsectors_per_s", "l2_partial_sector_write_gsectors_per_s", "l2_partial_line_write_gsectors_per_s",
         "l2_stream_resident_bytes")),
     "barrier": ("Barrier unit", ("bar_sync_arrive_cycles", "bar_sync_release_cycles")),
-    "kernel": ("Whole-kernel estimate", ("launch_overhead_us", "cta_dispatch_ns", "cta_slot_gap_ns")),
+    "kernel": ("Whole-kernel estimate", ("launch_overhead_us", "cta_dispatch_ns", "cta_slot_gap_ns",
+                                               "atomic_same_address_ns")),
 }
 
 # Constants of the code that are parameters of the model too (not preset fields: `--set` cannot change
