@@ -151,6 +151,9 @@ class GPU:
     l2_write_gsectors_per_s: float = 146.29
     l2_partial_sector_write_gsectors_per_s: float = 110.70
     l2_partial_line_write_gsectors_per_s: float = 49.95
+    # [M] micro/l2_write_fill.json: the same 4-B stores, one sector per line, where the CTA's other warps fill
+    # those sectors at once (a naive transpose's stores, its loads left out): sector writes per second
+    l2_filled_line_write_gsectors_per_s: float = 60.91
     # [M] micro/lg_throughput.json: a global load that hits L1 costs one L1TEX data-stage wavefront per
     # distinct 128-B line it touches (ncu l1tex__data_pipe_lsu_wavefronts_mem_lgds = D exactly), and
     # the stage retires 0.987-0.998 wavefronts per SM cycle for D = 4..32 lines per request (64 warps
@@ -298,6 +301,7 @@ RTX_A6000 = GPU(
     l2_write_gsectors_per_s=0.0,          # (not measured: stores cost the L2 nothing)
     l2_partial_sector_write_gsectors_per_s=0.0,
     l2_partial_line_write_gsectors_per_s=0.0,
+    l2_filled_line_write_gsectors_per_s=0.0,
 )
 
 RTX_5080 = GPU(
@@ -342,6 +346,7 @@ RTX_5080 = GPU(
     l2_write_gsectors_per_s=0.0,          # (not measured: stores cost the L2 nothing)
     l2_partial_sector_write_gsectors_per_s=0.0,
     l2_partial_line_write_gsectors_per_s=0.0,
+    l2_filled_line_write_gsectors_per_s=0.0,
 )
 
 PRESETS: dict[str, GPU] = {"h200": H200, "a6000": RTX_A6000, "rtx5080": RTX_5080}
@@ -366,7 +371,7 @@ ZERO_ALLOWED = frozenset({"lg_sm_untaken_depth", "lg_sm_miss_depth", "lg_sm_miss
                           "lsu_queue_read_ahead", "register_read_lead_cycles", "launch_overhead_us",
                           "cta_dispatch_ns", "cta_slot_gap_ns", "atomic_same_address_ns",
                           "l2_write_gsectors_per_s", "l2_partial_sector_write_gsectors_per_s",
-                          "l2_partial_line_write_gsectors_per_s"})
+                          "l2_partial_line_write_gsectors_per_s", "l2_filled_line_write_gsectors_per_s"})
 
 
 def _field_type(f) -> str:

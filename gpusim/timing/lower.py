@@ -198,7 +198,8 @@ def engine_params(arch: GPU, active_sms: int | None = None,
     # whole sectors, 4 B in each of a line's sectors, 4 B in one sector per line); 0 leaves them free
     for k, rate in ((R.P_WRITE_FULL_FP, arch.l2_write_gsectors_per_s),
                     (R.P_WRITE_SECTOR_FP, arch.l2_partial_sector_write_gsectors_per_s),
-                    (R.P_WRITE_LINE_FP, arch.l2_partial_line_write_gsectors_per_s)):
+                    (R.P_WRITE_LINE_FP, arch.l2_partial_line_write_gsectors_per_s),
+                    (R.P_WRITE_FILL_FP, arch.l2_filled_line_write_gsectors_per_s)):
         p[k] = round(n_sm * hz / (rate * 1e9) * R.FP) if rate > 0 else 0
     return p
 
@@ -294,8 +295,9 @@ def fill_providers(level: np.ndarray, line_ptr: np.ndarray, line_id: np.ndarray,
 
 def _write_kinds(trace: Trace, take: np.ndarray, cls: np.ndarray) -> np.ndarray:
     """Per taken row: how a global store fills the sectors it writes. W_FULL: its bytes cover them all;
-    W_LINE: one sector per line, partly (a strided store: a naive transpose's); W_SECTOR: parts of several
-    sectors of its lines."""
+    W_LINE: one sector per line, partly (a strided store: a naive transpose's); W_FILL: such a store whose
+    sectors the CTA's stores in the trace fill whole (the naive transpose's warps, each a float of the
+    same sectors; micro/l2_write_fill.json); W_SECTOR: parts of several sectors of its lines."""
     rows = trace.rows[take]
     kind = np.full(len(take), R.W_FULL, np.int8)
     st = np.flatnonzero(cls == R.C_STG)
@@ -309,7 +311,40 @@ def _write_kinds(trace: Trace, take: np.ndarray, cls: np.ndarray) -> np.ndarray:
     partial = written < 32 * sec
     kind[st[partial & (lines >= sec)]] = R.W_LINE
     kind[st[partial & (lines < sec)]] = R.W_SECTOR
+    line_rows = st[partial & (lines >= sec)]
+    if line_rows.size:
+        kind[line_rows[_filled(rows, st, line_rows, nbytes, trace.addr)]] = R.W_FILL
     return kind
+
+
+def _filled(rows, st: np.ndarray, which: np.ndarray, nbytes: np.ndarray, addr: np.ndarray) -> np.ndarray:
+    """For the store rows `which` (of the stores `st`): are all the sectors they write filled whole by the
+    stores `st` of the same CTA? (Bytes written per (CTA, 32-B sector), OR-ed over every store.)"""
+    def lanes(idx):
+        a = np.where(rows["mem"][idx, None] >= 0, addr[np.maximum(rows["mem"][idx], 0)], -1)
+        ok = a >= 0
+        r, _ = np.nonzero(ok)
+        nb = nbytes[rows["op"][idx].astype(np.int64)][r].astype(np.int64)
+        av = a[ok]
+        key = rows["cta"][idx][r].astype(np.int64) * (1 << 44) + av // 32
+        bits = ((np.int64(1) << nb) - 1) << (av % 32)
+        return r, key, bits
+    _, key, bits = lanes(st)
+    if key.size == 0:
+        return np.zeros(len(which), bool)
+    order = np.argsort(key, kind="stable")
+    key, bits = key[order], bits[order]
+    first = np.r_[True, key[1:] != key[:-1]]
+    ukey = key[first]
+    cover = np.bitwise_or.reduceat(bits, np.flatnonzero(first))
+    full = cover == (np.int64(1) << 32) - 1
+    r, k, _ = lanes(which)
+    good = full[np.searchsorted(ukey, k)]
+    out = np.ones(len(which), bool)
+    np.logical_and.at(out, r, good)
+    has = np.zeros(len(which), bool)
+    has[r] = True
+    return out & has
 
 
 def lower(trace: Trace, arch: GPU, ctas=None, global_level=None,

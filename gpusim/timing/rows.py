@@ -21,12 +21,12 @@ __all__ = [
     "P_SB_GLOBAL", "P_SB_SHARED", "P_DATA_PIPE_UNIFIED", "P_NO_SKIP", "P_NOT_ISSUED", "P_LSU_IN_ORDER",
     "P_DATA_PIPE_TURNS", "P_LSU_READ_AHEAD", "P_LG_SM_UNTAKEN", "P_HIT_HOLDS_TO_FILL", "P_LG_SM_MISSES",
     "P_LG_SM_MISS_SECTORS", "P_RF_LEAD", "P_PEND_LAT", "P_DRAM_WRITE_SHARE_FP", "P_WRITE_FULL_FP",
-    "P_WRITE_SECTOR_FP", "P_WRITE_LINE_FP", "N_PARAMS", "FP", "K_HEAVY", "K_LITE", "K_ALU", "K_XU", "K_SHARED_BUSY",
+    "P_WRITE_SECTOR_FP", "P_WRITE_LINE_FP", "P_WRITE_FILL_FP", "N_PARAMS", "FP", "K_HEAVY", "K_LITE", "K_ALU", "K_XU", "K_SHARED_BUSY",
     "K_L1_BUSY", "K_FILL_BUSY", "K_DEADLOCK", "K_LDS_LAT", "K_LDS_N", "K_LDG_LAT", "K_LDG_N", "N_COUNTERS", "INF",
     "GROUPS_ON", "GROUPS_OFF", "S_MIO_POOL", "S_LG_POOL", "N_ENGINE_STATES", "R_CLS", "R_UNIT", "R_LAT", "R_WF",
     "R_SECTORS", "R_LINES", "R_LEVEL", "R_GAP", "R_DEP", "R_DEP1", "R_DEP2", "R_WARP", "R_LINE_LO", "R_LINE_HI",
     "R_OP", "R_FLAGS", "N_ROW_FIELDS", "ROW_STRIDE", "DEP_LDG", "DEP_LDS", "F_WRITEBACK", "WRITE_SHIFT", "W_FULL",
-    "W_SECTOR", "W_LINE", "M_READ", "M_TAKEN", "M_FETCHED", "PREFETCH_ROWS", "pack_rows", "Config", "config"]
+    "W_SECTOR", "W_LINE", "W_FILL", "M_READ", "M_TAKEN", "M_FETCHED", "PREFETCH_ROWS", "pack_rows", "Config", "config"]
 
 # row classes
 C_FIXED, C_LDS, C_STS, C_LDG, C_STG, C_BAR, C_EXIT = range(7)
@@ -42,7 +42,7 @@ UNIT_BITS = 3        # R_UNIT holds the pipe in its low bits, an FP32 row's regi
  P_SB_GLOBAL, P_SB_SHARED, P_DATA_PIPE_UNIFIED, P_NO_SKIP, P_NOT_ISSUED, P_LSU_IN_ORDER, P_DATA_PIPE_TURNS,
  P_LSU_READ_AHEAD, P_LG_SM_UNTAKEN, P_HIT_HOLDS_TO_FILL, P_LG_SM_MISSES, P_LG_SM_MISS_SECTORS,
  P_RF_LEAD, P_PEND_LAT, P_DRAM_WRITE_SHARE_FP, P_WRITE_FULL_FP, P_WRITE_SECTOR_FP,
- P_WRITE_LINE_FP, N_PARAMS) = range(44)
+ P_WRITE_LINE_FP, P_WRITE_FILL_FP, N_PARAMS) = range(45)
 FP = 256              # sub-cycle units of the L2 / DRAM bandwidth servers
 # counters vector
 (K_HEAVY, K_LITE, K_ALU, K_XU, K_SHARED_BUSY, K_L1_BUSY, K_FILL_BUSY, K_DEADLOCK,
@@ -63,9 +63,10 @@ ROW_STRIDE = 16
 DEP_LDG, DEP_LDS = 1, 2    # a producer's class in R_FLAGS
 F_WRITEBACK = 1 << 7       # R_FLAGS: a store whose sectors the L2 writes back to DRAM (lower's writeback)
 # R_FLAGS bits 8-9: how a global store fills its sectors (lower's write_kind): whole sectors, part of
-# several sectors of a line, or one partial sector per line; each is written to the L2 at its own rate
+# several sectors of a line, one partial sector per line, or one partial sector per line that the CTA's
+# other stores fill; each is written to the L2 at its own rate
 WRITE_SHIFT = 8
-W_FULL, W_SECTOR, W_LINE = 0, 1, 2
+W_FULL, W_SECTOR, W_LINE, W_FILL = 0, 1, 2, 3
 M_READ, M_TAKEN, M_FETCHED = 1, 2, 4    # bits of the per-row memory state (row_mem)
 PREFETCH_ROWS = 2     # how far ahead of its issue a warp's rows are prefetched (2-4: the same; 8 slower)
 
@@ -131,7 +132,8 @@ def config(params):
     grant_untaken = params[P_LG_SM_UNTAKEN] > 0
     lg_untaken_cap = params[P_LG_SM_UNTAKEN] if grant_untaken else np.int64(1 << 40)
     level_lat = np.array([params[P_L1_LAT], params[P_L2_LAT], params[P_DRAM_LAT], params[P_PEND_LAT]], np.int64)
-    write_fp = np.array([params[P_WRITE_FULL_FP], params[P_WRITE_SECTOR_FP], params[P_WRITE_LINE_FP]], np.int64)
+    write_fp = np.array([params[P_WRITE_FULL_FP], params[P_WRITE_SECTOR_FP], params[P_WRITE_LINE_FP],
+                         params[P_WRITE_FILL_FP]], np.int64)
     return Config(
         fma_iv=params[P_FMA_INTERVAL], alu_iv=params[P_ALU_INTERVAL], xu_iv=params[P_XU_INTERVAL],
         switch_fma=params[P_SWITCH_FMA] != 0, rf_lead=params[P_RF_LEAD],

@@ -17,8 +17,23 @@ def _store_kinds(kernel, size):
 
 def test_store_kinds_follow_the_bytes_in_each_sector():
     assert _store_kinds("copy4", 256) == {E.W_FULL}             # float4: whole sectors
-    assert _store_kinds("transpose_naive", 256) == {E.W_LINE}   # 4 B into one sector of each of 32 lines
+    # 4 B into one sector of each of 32 lines, the CTA's 8 warps filling those sectors
+    assert _store_kinds("transpose_naive", 256) == {E.W_FILL}
     assert _store_kinds("regtile2d", 256) == {E.W_SECTOR}       # 4 B into each of 8 sectors of 4 lines
+
+
+def test_a_partial_line_store_is_filled_only_where_the_ctas_stores_cover_its_sectors():
+    """transpose_naive's stores with warp 0's alone left in the trace: nothing else writes their sectors,
+    so they are W_LINE (micro/l2_write.json's rate), not W_FILL (micro/l2_write_fill.json's)."""
+    from gpusim.kernel.opcodes import TABLE
+    from gpusim.trace.trace import Trace
+    r = gpusim.simulate("transpose_naive", 256, mode="full", keep_trace=True)
+    t = r.trace
+    is_store = TABLE.arrays()[1][t.rows["op"].astype(np.int64)]
+    keep = ~is_store | (t.rows["warp"] == 0)
+    alone = Trace(t.rows[keep], t.addr, list(TABLE.ids))
+    lw = lower(alone, r.gpu, ctas=[0])
+    assert set(lw.write_kind[lw.cls == E.C_STG].tolist()) == {E.W_LINE}
 
 
 def _time(kernel, size, **sets):
@@ -28,10 +43,10 @@ def _time(kernel, size, **sets):
 
 def test_partial_line_stores_cost_what_the_l2_takes_for_them():
     """transpose_naive at 1024 (L2-resident): without the L2's write rates its strided stores are nearly free;
-    at half the measured partial-line rate it takes longer than at the rate."""
+    at half the measured rate of stores the CTA fills it takes longer than at the rate."""
     free = _time("transpose_naive", 1024, l2_write_gsectors_per_s=0)
     measured = _time("transpose_naive", 1024)
-    slower = _time("transpose_naive", 1024, l2_partial_line_write_gsectors_per_s=25.0)
+    slower = _time("transpose_naive", 1024, l2_filled_line_write_gsectors_per_s=30.0)
     assert free < measured < slower
 
 

@@ -44,6 +44,7 @@ UNITS = {
         "l2_bytes", "l2_hit_latency_cycles", "dram_latency_ns", "l2_to_l1_bytes_per_sm_cycle", "l2_bandwidth_gbps",
         "dram_bandwidth_gbps", "dram_achieved_bandwidth_gbps", "dram_copy_bandwidth_gbps",
         "l2_write_gsectors_per_s", "l2_partial_sector_write_gsectors_per_s", "l2_partial_line_write_gsectors_per_s",
+        "l2_filled_line_write_gsectors_per_s",
         "l2_stream_resident_bytes")),
     "barrier": ("Barrier unit", ("bar_sync_arrive_cycles", "bar_sync_release_cycles")),
     "kernel": ("Whole-kernel estimate", ("launch_overhead_us", "cta_dispatch_ns", "cta_slot_gap_ns",
