@@ -140,6 +140,7 @@ DRIVERS: tuple[Driver, ...] = (
     out_then_record("bandwidth_copy.py"),
     out_then_record("atomic_contention.py"),
     out_then_record("l2_write_fill.py"),
+    out_then_record("icache_fill.py"),
     out_then_record("lds_wide_return.py"),
     out_then_record("lg_throughput.py"),
     out_then_record("lg_throughput.py", "lg_throughput_lsu.json", "--lsu", name="lg_throughput_lsu"),
