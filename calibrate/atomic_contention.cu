@@ -10,9 +10,4 @@ extern "C" __global__ void one_update(float *out, int mode) {
     else atomicAdd(out, 1.0f);
 }
 
-// One thread busy for `cycles` SM cycles: the timed launches queue behind it (as launch_overhead.cu's).
-extern "C" __global__ void spin(long long cycles) {
-    long long t0 = clock64();
-    while (clock64() - t0 < cycles) {
-    }
-}
+#include "spin.cuh"       // the kernel the timed launches queue behind

@@ -19,7 +19,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
-from micro_cli import BUILD_FLAGS, provenance, gpu_provenance, out_or_record  # noqa: E402  (beside this script)
+from micro_cli import BUILD_FLAGS, queued_times, provenance, gpu_provenance, out_or_record  # noqa: E402  (beside this script)
 
 BLOCK = 256
 NBYTES = 2**30
@@ -39,16 +39,7 @@ def run_on_gpu(out: Path):
     rows = []
     for k in PER_THREAD:
         grid = NBYTES // (BLOCK * 16 * k)
-        times = []
-        for _ in range(3):
-            evs = [(cp.cuda.Event(), cp.cuda.Event()) for _ in range(20)]
-            spin((1,), (1,), (cp.int64(20_000_000 * 1.98),))
-            for a, b in evs:
-                a.record()
-                fn((grid,), (BLOCK,), (src, dst, cp.int32(k)))
-                b.record()
-            evs[-1][1].synchronize()
-            times += [cp.cuda.get_elapsed_time(a, b) for a, b in evs]
+        times = queued_times(cp, spin, lambda: fn((grid,), (BLOCK,), (src, dst, cp.int32(k))), 3, 20)
         assert float(dst[-1]) == 1.0
         q = summarize_times(times, 0)
         rows.append({"per_thread_float4": k, "grid": grid, "block": BLOCK, "bytes_read": NBYTES,

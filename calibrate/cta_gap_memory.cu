@@ -11,9 +11,4 @@ extern "C" __global__ void read_cta(const float4 *in, float *out, int per_thread
     out[(size_t)blockIdx.x * blockDim.x + threadIdx.x] = s;
 }
 
-// One thread busy for `cycles` SM cycles: the timed launches queue behind it (as launch_overhead.cu's).
-extern "C" __global__ void spin(long long cycles) {
-    long long t0 = clock64();
-    while (clock64() - t0 < cycles) {
-    }
-}
+#include "spin.cuh"       // the kernel the timed launches queue behind

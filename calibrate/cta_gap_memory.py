@@ -21,7 +21,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
-from micro_cli import BUILD_FLAGS, provenance, gpu_provenance, out_or_record  # noqa: E402  (beside this script)
+from micro_cli import BUILD_FLAGS, queued_times, provenance, gpu_provenance, out_or_record  # noqa: E402  (beside this script)
 
 BLOCK = 256
 SIZES = {"dram": 256 * 2**20, "l2": 24 * 2**20}
@@ -42,16 +42,7 @@ def run_on_gpu(out: Path):
         for k in PER_THREAD:
             grid = nbytes // (BLOCK * 16 * k)
             res = cp.zeros(grid * BLOCK, dtype=cp.float32)
-            times = []
-            for _ in range(3):
-                evs = [(cp.cuda.Event(), cp.cuda.Event()) for _ in range(100)]
-                spin((1,), (1,), (cp.int64(20_000_000 * 1.98),))
-                for a, b in evs:
-                    a.record()
-                    fn((grid,), (BLOCK,), (buf, res, cp.int32(k)))
-                    b.record()
-                evs[-1][1].synchronize()
-                times += [cp.cuda.get_elapsed_time(a, b) for a, b in evs]
+            times = queued_times(cp, spin, lambda: fn((grid,), (BLOCK,), (buf, res, cp.int32(k))), 3, 100)
             assert float(res[0]) == 4.0 * k
             q = summarize_times(times, 0)
             rows.append({"where": where, "bytes": nbytes, "per_thread_float4": k, "grid": grid, "block": BLOCK,
@@ -59,8 +50,6 @@ def run_on_gpu(out: Path):
                          "queued_us_p10": 1e3 * q["time_ms_quantiles"]["p10"],
                          "queued_us_p90": 1e3 * q["time_ms_quantiles"]["p90"], "launches": len(times)})
             print(rows[-1], flush=True)
-            del res
-        del buf
     cubin.unlink()
     (out / "gap_rows.json").write_text(json.dumps(rows, indent=1))
     (out / "gap_prov.json").write_text(json.dumps(gpu_provenance("cta_gap_memory.py")))

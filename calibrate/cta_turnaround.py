@@ -19,7 +19,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
-from micro_cli import BUILD_FLAGS, provenance, gpu_provenance, out_or_record  # noqa: E402  (beside this script)
+from micro_cli import BUILD_FLAGS, queued_times, provenance, gpu_provenance, out_or_record  # noqa: E402  (beside this script)
 
 GRIDS = (1, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536)
 SPINS = (0, 1000, 4000)          # SM cycles each thread spins
@@ -38,16 +38,7 @@ def run_on_gpu(out: Path):
     rows = []
     for s in SPINS:
         for grid in GRIDS:
-            times = []
-            for _ in range(3):                  # 3 x 200 launches queued behind a 20 ms spin
-                evs = [(cp.cuda.Event(), cp.cuda.Event()) for _ in range(200)]
-                spin((1,), (1,), (cp.int64(20_000_000 * 1.98),))
-                for a, b in evs:
-                    a.record()
-                    fn((grid,), (BLOCK,), (cp.int64(s), buf))
-                    b.record()
-                evs[-1][1].synchronize()
-                times += [cp.cuda.get_elapsed_time(a, b) for a, b in evs]
+            times = queued_times(cp, spin, lambda: fn((grid,), (BLOCK,), (cp.int64(s), buf)), 3, 200)
             q = summarize_times(times, 0)
             rows.append({"grid": grid, "block": BLOCK, "spin_cycles": s,
                          "queued_us_median": 1e3 * q["time_ms_median"],

@@ -40,9 +40,4 @@ KERNELS(1024)
 KERNELS(4096)
 KERNELS(16384)
 
-// One thread busy for `cycles` SM cycles: the timed launches queue behind it (as launch_overhead.cu's).
-extern "C" __global__ void spin(long long cycles) {
-    long long t0 = clock64();
-    while (clock64() - t0 < cycles) {
-    }
-}
+#include "spin.cuh"       // the kernel the timed launches queue behind

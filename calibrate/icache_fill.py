@@ -18,7 +18,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
-from micro_cli import BUILD_FLAGS, provenance, gpu_provenance, out_or_record  # noqa: E402
+from micro_cli import BUILD_FLAGS, queued_times, provenance, gpu_provenance, out_or_record  # noqa: E402
 
 SIZES = (1024, 4096, 16384)
 
@@ -47,16 +47,7 @@ def run_on_gpu(out: Path):
     for n in SIZES:
         for kind in ("straight", "looped"):
             fn = mod.get_function(f"{kind}_{n}")
-            times = []
-            for _ in range(3):
-                evs = [(cp.cuda.Event(), cp.cuda.Event()) for _ in range(200)]
-                spin((1,), (1,), (cp.int64(20_000_000 * 1.98),))
-                for a, b in evs:
-                    a.record()
-                    fn((132,), (32,), (cp.float32(0.5), cp.float32(0.999), buf))
-                    b.record()
-                evs[-1][1].synchronize()
-                times += [cp.cuda.get_elapsed_time(a, b) for a, b in evs]
+            times = queued_times(cp, spin, lambda: fn((132,), (32,), (cp.float32(0.5), cp.float32(0.999), buf)), 3, 200)
             q = summarize_times(times, 0)
             rows.append({"kernel": f"{kind}_{n}", "ffmas": n, "sass_instructions": counts.get(f"{kind}_{n}"),
                          "queued_us_median": 1e3 * q["time_ms_median"],

@@ -151,3 +151,20 @@ def out_or_record(run_on_gpu, record, record_name: str, argv=None):
     else:
         a.dest.parent.mkdir(parents=True, exist_ok=True)
         record(a.record, a.dest)
+
+
+def queued_times(cp, spin, launch, batches: int = 3, per_batch: int = 200) -> list:
+    """Milliseconds of `batches` x `per_batch` launches, each between two CUDA events, queued behind a
+    20 ms run of the one-thread `spin` kernel (spin.cuh) so that the GPU runs them back to back, as it runs
+    the ladder's timed launches (the host's launch path does not pace them)."""
+    times = []
+    for _ in range(batches):
+        evs = [(cp.cuda.Event(), cp.cuda.Event()) for _ in range(per_batch)]
+        spin((1,), (1,), (cp.int64(20_000_000 * 1.98),))
+        for a, b in evs:
+            a.record()
+            launch()
+            b.record()
+        evs[-1][1].synchronize()
+        times += [cp.cuda.get_elapsed_time(a, b) for a, b in evs]
+    return times
