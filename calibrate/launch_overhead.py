@@ -22,7 +22,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
-from micro_cli import BUILD_FLAGS, provenance, gpu_provenance, out_or_record  # noqa: E402  (beside this script)
+from micro_cli import BUILD_FLAGS, queued_times, provenance, gpu_provenance, out_or_record  # noqa: E402  (beside this script)
 
 # (grid CTAs, threads per CTA): one CTA; one and two per SM; every launch shape of the ladder's records
 CONFIGS = [(1, 32), (1, 256), (1, 1024), (132, 256), (264, 256),
@@ -44,16 +44,7 @@ def run_on_gpu(out: Path):
     for grid, block in CONFIGS:
         launch = lambda: fn((grid,), (block,), (buf,))      # noqa: E731
         paced = time_launches(cp, launch, target_s=0.3)
-        queued = []
-        for _ in range(5):                  # 5 x 400 launches queued behind a 20 ms spin
-            evs = [(cp.cuda.Event(), cp.cuda.Event()) for _ in range(400)]
-            spin((1,), (1,), (cp.int64(20_000_000 * 1.98),))
-            for a, b in evs:
-                a.record()
-                launch()
-                b.record()
-            evs[-1][1].synchronize()
-            queued += [cp.cuda.get_elapsed_time(a, b) for a, b in evs]
+        queued = queued_times(cp, spin, launch, 5, 400)     # 5 x 400 launches queued behind a 20 ms spin
         q = summarize_times(queued, 0)
         rows.append({"grid": grid, "block": block,
                      "queued_us_median": 1e3 * q["time_ms_median"], "queued_us_p10": 1e3 * q["time_ms_quantiles"]["p10"],
