@@ -61,7 +61,7 @@ def memory(arrays: dict, bases: dict) -> GlobalMemory:
 
 SYNTHESIZE = True       # timing windows: periodic trips written from the last period's (loop_sampling)
 BATCH_LANES = 4096      # threads of the CTAs run side by side at most (the loop sampler keeps 34 copies
-                        # of their registers: 4096 lanes, 140 MB)
+                        # of their registers: at 4096 lanes, about 170 MB)
 
 
 def run_ctas(prog: Program, grid, block, ctas: list, mem: GlobalMemory, problem, bases, first_id: int,
@@ -77,6 +77,7 @@ def run_ctas(prog: Program, grid, block, ctas: list, mem: GlobalMemory, problem,
     step = max(1, BATCH_LANES // (-(-threads // 32) * 32))
     if mem.has_values or prog.uses_local:
         step = 1
+
     def one(blocks, weight):
         """The run; a window whose synthesized trips the run contradicts is run again in full."""
         try:

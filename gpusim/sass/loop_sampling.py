@@ -10,6 +10,9 @@ import numpy as np
 from gpusim.errors import GpusimError
 from gpusim.sass.state import MAX_PERIOD, _LINE
 
+SNAPS_KEPT = 2 * MAX_PERIOD + 2     # register snapshots a loop keeps: two periods of the longest, two residues
+HISTORY_KEPT = 3 * MAX_PERIOD + 2   # arrivals whose data registers and ended inner loops synthesis compares
+
 
 class SynthesisMismatch(Exception):
     """A timing window's synthesized trips were not what running them gives (the window is then run)."""
@@ -68,25 +71,24 @@ class LoopSampling:
         if loop.done:
             return
         if self.window is not None:
-            if not self.synthesize and len(loop.arrivals) < self.window - 2 * MAX_PERIOD - 2:
+            if not self.synthesize and len(loop.arrivals) < self.window - SNAPS_KEPT:
                 return
-            keep = 2 * MAX_PERIOD + 2
-            loop.snaps = (loop.snaps + [self.st.snapshot()])[-keep:]
+            loop.snaps = (loop.snaps + [self.st.snapshot()])[-SNAPS_KEPT:]
             if self.synthesize:
-                loop.taints = (loop.taints + [frozenset(self.taint)])[-(3 * MAX_PERIOD + 2):]
-                loop.ended = (loop.ended + [len(self.loop_trips)])[-(3 * MAX_PERIOD + 2):]
+                loop.taints = (loop.taints + [frozenset(self.taint)])[-HISTORY_KEPT:]
+                loop.ended = (loop.ended + [len(self.loop_trips)])[-HISTORY_KEPT:]
                 if loop.check and len(loop.arrivals) == loop.check[0]:
                     self._check_synthesized(loop)
             if len(loop.arrivals) < self.window:
                 if self.synthesize and loop.check is None:
                     self._synthesize(loop, header, bra_pc)
                 return
-            if len(loop.arrivals) > self.window + 2 * MAX_PERIOD + 2:
+            if len(loop.arrivals) > self.window + SNAPS_KEPT:
                 loop.done = True
                 return
         elif self.sample_loops:
-            loop.snaps = (loop.snaps + [self.st.snapshot()])[-(2 * MAX_PERIOD + 2):]
-            if len(loop.sigs) > 2 * MAX_PERIOD + 2:
+            loop.snaps = (loop.snaps + [self.st.snapshot()])[-SNAPS_KEPT:]
+            if len(loop.sigs) > SNAPS_KEPT:
                 loop.done = True
                 self.notes.append(f"loop at 0x{header:04x}: no period of at most {MAX_PERIOD} iterations; "
                                   "run in full")
@@ -222,7 +224,7 @@ class LoopSampling:
         jump there. The path must hold one period past them (a trial), and the period the emulator runs
         next must continue the steps (_check_synthesized), else SynthesisMismatch."""
         enclosing = [o for o in self.loops.values() if o is not loop and o.header < header and bra_pc < o.bra_pc]
-        if enclosing or len(loop.arrivals) < 3 + 1:
+        if enclosing:
             return
         region = {pc for pc in self.data_pcs | self.local_pcs if header <= pc <= bra_pc}
         if region:
@@ -286,11 +288,10 @@ class LoopSampling:
                 loop.sigs.append(loop.sigs[-p])
                 loop.taints.append(loop.taints[-p])
                 loop.ended.append(loop.ended[-p] + n_inner)
-                if (m - t) * p + (p - i) <= 2 * MAX_PERIOD + 2:     # only the snapshots that are kept
+                if (m - t) * p + (p - i) <= SNAPS_KEPT:     # only the snapshots that are kept
                     loop.snaps.append(self._advance(snaps[i], t, delta))
-        keep = 2 * MAX_PERIOD + 2
-        loop.snaps = loop.snaps[-keep:]
-        loop.taints, loop.ended = loop.taints[-(3 * MAX_PERIOD + 2):], loop.ended[-(3 * MAX_PERIOD + 2):]
+        loop.snaps = loop.snaps[-SNAPS_KEPT:]
+        loop.taints, loop.ended = loop.taints[-HISTORY_KEPT:], loop.ended[-HISTORY_KEPT:]
         self.st.restore(self._advance(snaps[-1], m, delta))
         # the next period is run: it must move on by the same steps
         loop.check = (len(arr) + p, p, L, d_addr, shifts, inner[0])
@@ -333,10 +334,12 @@ class LoopSampling:
         was wrong: SynthesisMismatch, and the caller runs the window without synthesis)."""
         _, p, L, d_addr, shifts, inner = loop.check
         arr = loop.arrivals
-        e2, e3 = arr[-1] - L, arr[-1]
-        good = (self.loop_trips[loop.ended[-1 - p]:loop.ended[-1]] == inner
-                and self.r_pc[e2:e3] == self.r_pc[e2 - L:e2] and all(
-            np.array_equal(a, b) for a, b in zip(self.r_on[e2:e3], self.r_on[e2 - L:e2])))
+        e2, e3 = arr[-1 - p], arr[-1]
+        good = (e3 - e2 == L and loop.taints[-1] == loop.taints[-1 - p]
+                and self.loop_trips[loop.ended[-1 - p]:loop.ended[-1]] == inner
+                and self.r_pc[e2:e3] == self.r_pc[e2 - L:e2]
+                and all(np.array_equal(a, b) for a, b in zip(self.r_on[e2:e3], self.r_on[e2 - L:e2]))
+                and all(np.array_equal(a, b) for a, b in zip(self.r_ex[e2:e3], self.r_ex[e2 - L:e2])))
         if good:
             for j in range(L):
                 x, y = self.r_addr[e2 + j], self.r_addr[e2 - L + j]
