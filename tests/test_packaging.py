@@ -14,11 +14,14 @@ SNIPPET = """
 import json, sys
 sys.path[:0] = {paths!r}
 import gpusim
+import gpusim.timing.engine as E
+from gpusim import jit
 from gpusim.estimate.kernel_time import predict
 r = gpusim.simulate("regtile2d", 1024)
 p = predict(r)
 print(json.dumps({{"where": gpusim.__file__, "frontend": r.frontend, "notes": r.notes,
-                  "inst": r.metrics["smsp__inst_executed.sum"], "time_ms": p.time_ms}}))
+                  "inst": r.metrics["smsp__inst_executed.sum"], "time_ms": p.time_ms,
+                  "shipped": jit.shipped_has(E.run)}}))
 """
 
 
@@ -49,6 +52,7 @@ def test_wheel_in_another_directory_predicts_as_the_checkout(tmp_path):
     assert installed["notes"] == checkout["notes"]
     assert installed["inst"] == checkout["inst"]
     assert installed["time_ms"] == checkout["time_ms"]
+    assert installed["shipped"] == checkout["shipped"]      # the wheel carries the compiled copy (gpusim.jit)
 
 
 @pytest.mark.slow

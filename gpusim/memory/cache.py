@@ -495,4 +495,4 @@ def global_levels(trace, arch: GPU | str = "h200", *, blocks_per_sm: int | None 
     return level
 
 
-guard_cache(globals())     # a damaged numba cache file is compiled again, with a notice (gpusim.jit)
+guard_cache(globals())     # stamped by its source, guarded, seeded from the shipped copy (gpusim.jit)

@@ -87,10 +87,12 @@ def _write(path, write, kernel: str):
 
 def _engine_step(what: str) -> str:
     """A progress bar's text for a step that runs the cycle engine: on a machine whose numba cache does
-    not hold it yet, the step first compiles it (the bar would otherwise seem stuck for that long)."""
+    not hold it yet, and where gpusim's shipped copy cannot serve, the step first compiles it (the bar would
+    otherwise seem stuck for that long), and says why the shipped copy did not serve."""
+    from gpusim.jit import shipped_miss
     from gpusim.timing import engine_compiled
     if engine_compiled() is False:
-        return f"{what}: compiling the engine (once, 20-60 s)"
+        return f"{what}: compiling the engine (once, 30-50 s; {shipped_miss() or 'the shipped copy is stale'})"
     return what
 
 

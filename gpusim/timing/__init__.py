@@ -158,10 +158,13 @@ def run_lowered(lw: Lowered, arch: GPU, log_states: int = 0, groups: bool | None
 
 
 def engine_compiled() -> bool | None:
-    """Whether numba's cache on disk holds a compiled cycle loop that this source can use (None: cannot
-    tell). A first run on a machine compiles it, about 20 s a variant, and says so on its progress bar."""
+    """Whether the cycle loop is compiled for this process: in numba's cache on disk, or in the compiled
+    copy shipped with gpusim (gpusim.jit) (None: cannot tell). Where it is not, a first run compiles it,
+    30-50 s a variant, and says so on its progress bar."""
+    from gpusim import jit
     try:
-        return bool(E.run.signatures) or bool(E.run._cache._cache_file._load_index())   # (numba internals)
+        return (bool(E.run.signatures) or bool(E.run._cache._cache_file._load_index())   # (numba internals)
+                or jit.shipped_has(E.run))
     except Exception:   # noqa: BLE001 - another numba may lay its cache out otherwise: then we do not know
         return None
 

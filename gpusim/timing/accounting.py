@@ -18,7 +18,7 @@ from numba import njit
 from numba.extending import overload
 
 from gpusim.jit import guard_cache
-from gpusim.timing.intrinsics import stale_with_units
+from gpusim.timing.intrinsics import unit_sources
 from gpusim.timing.rows import N_ENGINE_STATES, R_OP
 from gpusim.timing.states import S_SELECTED
 
@@ -132,5 +132,4 @@ def count_not_issued(b, t, t_next):
         b.smsp_active[s] = False
 
 
-stale_with_units(globals())     # an edit to any unit compiles the loop again (intrinsics.py)
-guard_cache(globals())     # a damaged numba cache file is compiled again, with a notice (gpusim.jit)
+guard_cache(globals(), unit_sources())     # stamped by every unit's source, guarded, seeded (gpusim.jit)

@@ -13,7 +13,7 @@ import numpy as np
 from numba import njit
 
 from gpusim.jit import guard_cache
-from gpusim.timing.intrinsics import stale_with_units
+from gpusim.timing.intrinsics import unit_sources
 from gpusim.timing.rows import INF
 
 # per warp: waiting at a barrier, and its release cycle (INF until the last arrival sets it); per CTA: the
@@ -67,5 +67,4 @@ def release(bar, cta, t, wake, cta_warp_start, finished, recheck, bar_release):
     return wake
 
 
-stale_with_units(globals())     # an edit to any unit compiles the loop again (intrinsics.py)
-guard_cache(globals())     # a damaged numba cache file is compiled again, with a notice (gpusim.jit)
+guard_cache(globals(), unit_sources())     # stamped by every unit's source, guarded, seeded (gpusim.jit)

@@ -16,16 +16,18 @@ its stores' write-backs.
 
 Each unit keeps its state in a namedtuple of arrays (its mutable scalars in a small `reg` array) made by its
 new_* function; rows.py holds the rows matrix, the params vector and the constants the units share. `run`
-makes the state and runs `_cycle_loop` over views of it without numba's reference counts (intrinsics.borrow),
-calling the units' functions; numba inlines all of them (inline="always"), the new_* functions and the loop
-itself too, so the compiled loop is one function, about as fast as the single-function loop it replaced.
-Measured while splitting it (in-process A/B against that loop on bench_engine's traces and two hand traces,
-an FFMA-only and an LDS-bound one): the loop as a function of its own, given the arrays as arguments, took
-1.1-1.2x the time of the inlined one, and new_* functions not inlined 1.2x more (LLVM no longer sees that
-the per-warp arrays share one length, and keeps a length per array on the stack); the units' scalars as
-values the loop carries, not in `reg` arrays, 1.1x (more live values across the loop); an @overload inlined
-at numba's typed level (accounting._log_interval) lets numba's dead-code pass drop stores to arrays reached
-through the namedtuples (wrong results).
+makes the state and runs the cycle loop over views of it without numba's reference counts (intrinsics.
+borrow), calling the units' functions; numba inlines all of them (inline="always"), the new_* functions too,
+so the compiled loop is one function. Measured while splitting it (in-process A/B against the single-function
+loop it replaced, on bench_engine's traces and two hand traces, an FFMA-only and an LDS-bound one): the loop
+as a function of its own, given the arrays as arguments, not inlined, took 1.1-1.2x the time, and new_*
+functions not inlined 1.2x more (LLVM no longer sees that the per-warp arrays share one length, and keeps a
+length per array on the stack); the units' scalars as values the loop carries, not in `reg` arrays, 1.1x
+(more live values across the loop); an @overload inlined at numba's typed level (accounting._log_interval)
+lets numba's dead-code pass drop stores to arrays reached through the namedtuples (wrong results). The loop
+is written out in `run`, not inlined from a function of its own: numba's inliner copies a callee's IR block
+by block, each block with the callee's whole scope, and copying the loop (with the units in it) took half of
+the compile (85 s -> 42 s cold, the same code and results).
 """
 from __future__ import annotations
 
@@ -36,7 +38,7 @@ from gpusim.jit import guard_cache
 from gpusim.timing import accounting, barrier, l1tex, lsu, math_pipes, scheduler, scoreboard, waiter_groups
 from gpusim.timing.accounting import new_books
 from gpusim.timing.barrier import new_barriers
-from gpusim.timing.intrinsics import borrow, keep, prefetch, stale_with_units
+from gpusim.timing.intrinsics import borrow, prefetch, unit_sources
 from gpusim.timing.l1tex import new_l1tex
 from gpusim.timing.lsu import Q_LG_NR, Q_MIO_NR, new_lsu
 from gpusim.timing.math_pipes import new_pipes
@@ -82,26 +84,7 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
     bar = new_barriers(cta_warp_start, n_warps)
     issue_cycle = np.full(n_rows, -1, np.int64)
     counters = np.zeros(N_COUNTERS, np.int64)
-    n_log = _cycle_loop(warp_start, warp_cta, cta_warp_start, smsp_warps, smsp_start, rows, line_id, rb_wait,
-                        provider, groups, issue_cycle, counters, cfg, wp, sm, b, g, sb_, pp, q, x, mp, bar)
-    keep((issue_cycle, counters, cfg, wp, sm, b, g, sb_, pp, q, x, mp, bar))   # (the loop's views are of these)
-    cycles = np.int64(0)
-    for w in range(n_warps):
-        if wp.finish[w] > cycles:
-            cycles = wp.finish[w]
-    # the SM's share of DRAM is still busy with the write-backs of its stores: the CTAs that follow on this
-    # SM (the next round) find it so, and their loads wait behind them; a round ends when both are done
-    drain = drain_cycles(mp)
-    if drain > cycles:
-        cycles = drain
-    return cycles, b.counts, issue_cycle, wp.finish, counters, b.op_counts, b.lat_counts, n_log, sb_.ready
-
-
-@njit(cache=True, inline="always", error_model="numpy")
-def _cycle_loop(warp_start, warp_cta, cta_warp_start, smsp_warps, smsp_start, rows, line_id, rb_wait, provider,
-                groups, issue_cycle, counters, cfg, wp, sm, b, g, sb_, pp, q, x, mp, bar):
-    """The cycles until every warp retired, over views of run's arrays (which run keeps alive: keep);
-    returns the log's count."""
+    owners = (issue_cycle, counters, cfg, wp, sm, b, g, sb_, pp, q, x, mp, bar)
     (warp_start, warp_cta, cta_warp_start, smsp_warps, smsp_start, rows, line_id, rb_wait, provider, issue_cycle,
      counters) = borrow((warp_start, warp_cta, cta_warp_start, smsp_warps, smsp_start, rows, line_id, rb_wait,
                          provider, issue_cycle, counters))
@@ -159,7 +142,18 @@ def _cycle_loop(warp_start, warp_cta, cta_warp_start, smsp_warps, smsp_start, ro
         if cfg.lat_on:
             accounting.count_not_issued(b, t, t_next)
         t = t_next
-    return n_log
+    issue_cycle, counters, cfg, wp, sm, b, g, sb_, pp, q, x, mp, bar = owners   # the owners again, not views
+  # (the loop's views are of these)
+    cycles = np.int64(0)
+    for w in range(n_warps):
+        if wp.finish[w] > cycles:
+            cycles = wp.finish[w]
+    # the SM's share of DRAM is still busy with the write-backs of its stores: the CTAs that follow on this
+    # SM (the next round) find it so, and their loads wait behind them; a round ends when both are done
+    drain = drain_cycles(mp)
+    if drain > cycles:
+        cycles = drain
+    return cycles, b.counts, issue_cycle, wp.finish, counters, b.op_counts, b.lat_counts, n_log, sb_.ready
 
 
 @njit(cache=True, inline="always", error_model="numpy")
@@ -214,5 +208,4 @@ def _issue(s, kk, t, wake, n_log, warp_start, warp_cta, cta_warp_start, smsp_war
     return wake, n_log
 
 
-stale_with_units(globals())     # an edit to any unit compiles the loop again (intrinsics.py)
-guard_cache(globals())     # a damaged numba cache file is compiled again, with a notice (gpusim.jit)
+guard_cache(globals(), unit_sources())     # stamped by every unit's source, guarded, seeded (gpusim.jit)

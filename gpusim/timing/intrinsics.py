@@ -1,5 +1,5 @@
 """numba helpers of the cycle loop: a CPU prefetch, arrays without reference counts for the units' calls,
-and a compiled-loop cache that goes stale with any of the unit modules inlined into it."""
+and the unit modules whose edits make the compiled loop stale."""
 from __future__ import annotations
 
 import os
@@ -56,8 +56,8 @@ def borrow(typingctx, x):
     cycle loop passes each unit its state arrays, and numba counts a reference at every call for every
     array argument (an atomic add and a release, even in a function inlined at the IR level: the bookkeeping
     of a state change as a helper made the loop 2.2x slower). The views must not outlive the arrays:
-    borrow only what the caller keeps alive while the views are used (engine.run's arrays: the loop inlined
-    into run borrows them at its top, and run keeps them alive past it with keep)."""
+    borrow only what the caller keeps alive while the views are used (engine.run's arrays: run borrows them
+    before its loop and keeps the owners in a tuple that it unpacks again after the loop)."""
     if not (isinstance(x, (types.Array, types.BaseTuple))):
         return None
 
@@ -66,41 +66,16 @@ def borrow(typingctx, x):
     return x(x), codegen
 
 
-@intrinsic
-def keep(typingctx, x):
-    """Nothing, but a use of x: numba releases a variable after its last use, so keep(owners) after a loop that
-    runs over borrowed views of the owners' arrays keeps those arrays alive until then."""
-    def codegen(context, builder, signature, args):
-        return context.get_dummy_value()
-    return types.none(x), codegen
-
-
 # the modules whose njit functions make up the cycle loop (inlined into it, or called by it): an edit to any
-# of them must compile the loop and the units' cached functions again (stale_with_units)
+# of them must compile the loop and the units' cached functions again (unit_sources)
 UNIT_MODULES = ("states", "rows", "intrinsics", "accounting", "waiter_groups", "scheduler", "scoreboard",
                 "math_pipes", "lsu", "l1tex", "memory_path", "barrier", "engine")
 
 
-def stale_with_units(namespace: dict):
-    """Make the cache of every cached numba function of a module (call it at the end of the module with
-    globals()) go stale when any of UNIT_MODULES changes, not only its own file: numba stamps a cache with
-    its function's source file alone, but the units' functions are inlined into the cycle loop from other
-    files, and it freezes the constants it reads from other modules (rows.py's, states.py's) into the code."""
+def unit_sources() -> tuple:
+    """The unit modules' files, the sources (gpusim.jit.guard_cache) of every cached numba function of the
+    units and the loop: an edit to any of them compiles those again, not only an edit to the function's own
+    file, because the units' functions are inlined into the cycle loop from other files and numba freezes
+    the constants it reads from other modules (rows.py's, states.py's) into the code."""
     here = os.path.dirname(os.path.abspath(__file__))
-    stamps = []
-    for name in UNIT_MODULES:
-        try:
-            st = os.stat(os.path.join(here, name + ".py"))
-        except OSError:
-            continue
-        stamps.append((name, st.st_mtime, st.st_size))
-    stamps = tuple(stamps)
-    for obj in list(namespace.values()):
-        cache_file = getattr(getattr(obj, "_cache", None), "_cache_file", None)
-        if cache_file is None or not hasattr(cache_file, "_source_stamp") \
-                or getattr(getattr(obj, "py_func", None), "__module__", None) != namespace.get("__name__"):
-            continue    # (not a cached dispatcher of this module, or another numba: nothing to stamp)
-        if not getattr(cache_file, "_gpusim_units_stamped", False):
-            cache_file._source_stamp = (cache_file._source_stamp, stamps)
-            cache_file._gpusim_units_stamped = True
-
+    return tuple(os.path.join(here, name + ".py") for name in UNIT_MODULES)

@@ -33,7 +33,7 @@ import numpy as np
 from numba import njit
 
 from gpusim.jit import guard_cache
-from gpusim.timing.intrinsics import stale_with_units
+from gpusim.timing.intrinsics import unit_sources
 from gpusim.timing import lsu, memory_path, scoreboard
 from gpusim.timing.lsu import Q_LG_Q, Q_MIO_Q
 from gpusim.timing.rows import (C_LDG, C_LDS, K_L1_BUSY, K_LDG_LAT, K_LDG_N, K_LDS_LAT, K_LDS_N, K_SHARED_BUSY,
@@ -266,5 +266,4 @@ def _charge(x, at, n):
     x.reg[X_CHG_CNT] += 1
 
 
-stale_with_units(globals())     # an edit to any unit compiles the loop again (intrinsics.py)
-guard_cache(globals())     # a damaged numba cache file is compiled again, with a notice (gpusim.jit)
+guard_cache(globals(), unit_sources())     # stamped by every unit's source, guarded, seeded (gpusim.jit)

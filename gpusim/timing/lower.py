@@ -444,4 +444,4 @@ def lower(trace: Trace, arch: GPU, ctas=None, global_level=None,
         write_kind=write_kind)
 
 
-guard_cache(globals())     # a damaged numba cache file is compiled again, with a notice (gpusim.jit)
+guard_cache(globals())     # stamped by its source, guarded, seeded from the shipped copy (gpusim.jit)

@@ -21,7 +21,7 @@ import numpy as np
 from numba import njit
 
 from gpusim.jit import guard_cache
-from gpusim.timing.intrinsics import stale_with_units
+from gpusim.timing.intrinsics import unit_sources
 from gpusim.timing.rows import C_LDS, C_STS, INF, M_READ, M_TAKEN, R_WARP, S_LG_POOL, S_MIO_POOL
 from gpusim.timing.states import S_LG_THROTTLE, S_MIO_THROTTLE
 
@@ -284,5 +284,4 @@ def taken(q, mio, s, r, ready_r, rel, recheck, rows, read_ahead):
     return wt
 
 
-stale_with_units(globals())     # an edit to any unit compiles the loop again (intrinsics.py)
-guard_cache(globals())     # a damaged numba cache file is compiled again, with a notice (gpusim.jit)
+guard_cache(globals(), unit_sources())     # stamped by every unit's source, guarded, seeded (gpusim.jit)

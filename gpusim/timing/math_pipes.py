@@ -19,7 +19,7 @@ import numpy as np
 from numba import njit
 
 from gpusim.jit import guard_cache
-from gpusim.timing.intrinsics import stale_with_units
+from gpusim.timing.intrinsics import unit_sources
 from gpusim.timing.rows import K_ALU, K_HEAVY, K_LITE, K_XU, R_UNIT, U_ALU, U_FMA, U_HEAVY, U_XU, UNIT_BITS
 from gpusim.timing.states import S_DISPATCH, S_MATH_THROTTLE
 
@@ -107,5 +107,4 @@ def issue(pp, s, u, t, fma_iv, alu_iv, xu_iv, counters):
         counters[K_XU] += 1
 
 
-stale_with_units(globals())     # an edit to any unit compiles the loop again (intrinsics.py)
-guard_cache(globals())     # a damaged numba cache file is compiled again, with a notice (gpusim.jit)
+guard_cache(globals(), unit_sources())     # stamped by every unit's source, guarded, seeded (gpusim.jit)

@@ -17,7 +17,7 @@ import numpy as np
 from numba import njit
 
 from gpusim.jit import guard_cache
-from gpusim.timing.intrinsics import stale_with_units
+from gpusim.timing.intrinsics import unit_sources
 from gpusim.timing.rows import F_WRITEBACK, FP, K_FILL_BUSY, R_FLAGS, R_LINE_HI, R_LINE_LO, WRITE_SHIFT
 
 M_FILL, M_DRAM, M_WRITE, N_M_REG = range(4)    # MemPath.reg: each server's next free time, FP units
@@ -77,5 +77,4 @@ def drain_cycles(mp):
     return (max(mp.reg[M_DRAM], mp.reg[M_WRITE]) + FP - 1) // FP
 
 
-stale_with_units(globals())     # an edit to any unit compiles the loop again (intrinsics.py)
-guard_cache(globals())     # a damaged numba cache file is compiled again, with a notice (gpusim.jit)
+guard_cache(globals(), unit_sources())     # stamped by every unit's source, guarded, seeded (gpusim.jit)

@@ -9,7 +9,7 @@ import numpy as np
 from numba import njit
 
 from gpusim.jit import guard_cache
-from gpusim.timing.intrinsics import stale_with_units
+from gpusim.timing.intrinsics import unit_sources
 from gpusim.timing.states import N_STATES
 
 __all__ = [
@@ -154,5 +154,4 @@ def config(params):
         lat_on=params[P_NOT_ISSUED] != 0, no_skip=params[P_NO_SKIP] != 0)
 
 
-stale_with_units(globals())     # an edit to any unit compiles the loop again (intrinsics.py)
-guard_cache(globals())     # a damaged numba cache file is compiled again, with a notice (gpusim.jit)
+guard_cache(globals(), unit_sources())     # stamped by every unit's source, guarded, seeded (gpusim.jit)

@@ -33,7 +33,7 @@ import numpy as np
 from numba import njit
 
 from gpusim.jit import guard_cache
-from gpusim.timing.intrinsics import stale_with_units
+from gpusim.timing.intrinsics import unit_sources
 from gpusim.timing import accounting, barrier, lsu, math_pipes, scoreboard, waiter_groups
 from gpusim.timing.rows import C_FIXED, C_LDS, C_STG, C_STS, INF, R_CLS, R_FLAGS, S_LG_POOL, S_MIO_POOL
 from gpusim.timing.states import (S_BARRIER, S_DISPATCH, S_DRAIN, S_LG_THROTTLE, S_MIO_THROTTLE,
@@ -250,5 +250,4 @@ def settle_pending(s, gr, kk, t, n_log, mio_left, lg_left, warp_start, smsp_warp
     return n_log
 
 
-stale_with_units(globals())     # an edit to any unit compiles the loop again (intrinsics.py)
-guard_cache(globals())     # a damaged numba cache file is compiled again, with a notice (gpusim.jit)
+guard_cache(globals(), unit_sources())     # stamped by every unit's source, guarded, seeded (gpusim.jit)

@@ -17,7 +17,7 @@ import numpy as np
 from numba import njit
 
 from gpusim.jit import guard_cache
-from gpusim.timing.intrinsics import stale_with_units
+from gpusim.timing.intrinsics import unit_sources
 from gpusim.timing.rows import (C_LDG, C_LDS, C_STG, DEP_LDG, DEP_LDS, INF, M_READ, R_CLS, R_DEP, R_FLAGS)
 from gpusim.timing.states import S_LONG_SB, S_SHORT_SB, S_WAIT
 
@@ -130,5 +130,4 @@ def on_take(sb_, w, r, done):
             sb_.sb_ready[w, bb] = done
 
 
-stale_with_units(globals())     # an edit to any unit compiles the loop again (intrinsics.py)
-guard_cache(globals())     # a damaged numba cache file is compiled again, with a notice (gpusim.jit)
+guard_cache(globals(), unit_sources())     # stamped by every unit's source, guarded, seeded (gpusim.jit)

@@ -18,7 +18,7 @@ import numpy as np
 from numba import njit
 
 from gpusim.jit import guard_cache
-from gpusim.timing.intrinsics import stale_with_units
+from gpusim.timing.intrinsics import unit_sources
 from gpusim.timing.rows import INF, S_LG_POOL, S_MIO_POOL
 from gpusim.timing.states import S_LG_THROTTLE, S_MIO_THROTTLE, S_NOT_SELECTED, S_SELECTED
 
@@ -131,5 +131,4 @@ def follow(g, b, t, thr_since, recheck, lat_on):
         g.head[gi] = w
 
 
-stale_with_units(globals())     # an edit to any unit compiles the loop again (intrinsics.py)
-guard_cache(globals())     # a damaged numba cache file is compiled again, with a notice (gpusim.jit)
+guard_cache(globals(), unit_sources())     # stamped by every unit's source, guarded, seeded (gpusim.jit)

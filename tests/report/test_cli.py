@@ -218,20 +218,25 @@ def test_run_shows_the_lsu_pipe_beside_ncus_count_of_it(capsys):
 
 def test_an_engine_step_says_when_it_compiles_the_engine_first(monkeypatch):
     """On a machine whose numba cache lacks the cycle loop, the progress bar of a step that runs it says
-    the step compiles it first (20-60 s that the bar would otherwise spend at one place)."""
+    the step compiles it first (30-50 s that the bar would otherwise spend at one place), and why the
+    shipped copy did not serve."""
     import gpusim.timing as T
+    from gpusim import jit
     from gpusim.report import commands
     monkeypatch.setattr(T, "engine_compiled", lambda: False)
-    assert commands._engine_step("timing") == "timing: compiling the engine (once, 20-60 s)"
+    monkeypatch.setattr(jit, "shipped_miss", lambda: "the shipped copy is for numba 0.1, this is 0.2")
+    assert commands._engine_step("timing") == ("timing: compiling the engine (once, 30-50 s; the shipped copy "
+                                               "is for numba 0.1, this is 0.2)")
     for known in (True, None):      # compiled, or a numba whose cache cannot be read: the plain text
         monkeypatch.setattr(T, "engine_compiled", lambda known=known: known)
         assert commands._engine_step("timing") == "timing"
 
 
 def test_engine_compiled_reads_numbas_cache(tmp_path):
-    """A process whose numba cache folder is empty finds no compiled loop there."""
+    """A process whose numba cache folder is empty, told to leave the shipped copy unused, finds no compiled
+    loop."""
     code = "from gpusim.timing import engine_compiled; print(engine_compiled())"
-    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path), "GPUSIM_NO_SHIPPED": "1"}
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 

@@ -643,13 +643,16 @@ def test_a_miss_holds_one_of_the_sms_miss_entries_until_its_fill_not_its_queue_e
 
 def test_the_compiled_loop_goes_stale_with_any_unit():
     """numba stamps a function's cache with its own source file only; the loop inlines the units' functions
-    from other files and freezes rows.py's constants, so its cache (and each unit's) is stamped with every
-    unit module (intrinsics.stale_with_units): an edit to any of them compiles the loop again."""
-    from gpusim.timing.intrinsics import UNIT_MODULES
+    from other files and freezes rows.py's constants, so its cache (and each unit's) is stamped with the
+    contents of every unit module (gpusim.jit.guard_cache with intrinsics.unit_sources): an edit to any of
+    them compiles the loop again."""
+    from gpusim.jit import content_stamp
+    from gpusim.timing.intrinsics import UNIT_MODULES, unit_sources
     from gpusim.timing import lsu
     for fn in (E.run, lsu.clear_recheck):
         cache_file = getattr(getattr(fn, "_cache", None), "_cache_file", None)
         if cache_file is None:
             pytest.skip("this numba keeps its cache otherwise")
-        own, units = cache_file._source_stamp
-        assert [name for name, _, _ in units] == list(UNIT_MODULES)
+        stamp = cache_file._source_stamp
+        assert sorted(name for name, _ in stamp) == sorted(m + ".py" for m in UNIT_MODULES)
+        assert set(stamp) == set(content_stamp(unit_sources()))
