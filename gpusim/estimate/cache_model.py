@@ -237,9 +237,12 @@ def _writebacks(result) -> dict:
 
 
 def _stream_reach(result, arch) -> float:
-    """gpusim.memory.stream's reach for this launch: the L2 over the CTAs resident on the chip at once."""
+    """gpusim.memory.stream's reach for this launch: the L2 a streaming kernel keeps its lines in (each line
+    in the partition near the one CTA that reads it: micro/l2_resident.json's 40 of 60 MB, as _l2_warm)
+    over the CTAs resident on the chip at once."""
     G = int(np.prod(result.grid))
-    return reach_sectors(arch.l2_bytes, min(G, arch.sm_count * max(1, result.occupancy.blocks_per_sm)))
+    return reach_sectors(arch.l2_stream_resident_bytes,
+                         min(G, arch.sm_count * max(1, result.occupancy.blocks_per_sm)))
 
 
 def _stream_rates(result, gidx, w, l2_row_reads, sectors, hits, l1cap, arch) -> dict:

@@ -33,12 +33,21 @@ def first_touch_sectors(trace, rows: np.ndarray, weight: np.ndarray, reach: floa
     out = np.zeros(len(rows), np.float64)
     again = np.zeros(len(rows), np.float64)
     cta = trace.rows["cta"][rows]
+    all_cta, all_w = trace.rows["cta"], trace.rows["weight"]
     for c in np.unique(cta):
         sel = np.flatnonzero(cta == c)
+        # a row of a sampled loop stands for `mult` trips' rows (its weight over its CTA class's, the least
+        # weight of any of the CTA's rows): the sectors those trips touch count in the distance too
+        mult = all_w[rows[sel]] / max(1, int(all_w[all_cta == c].min()))
         last: dict = {}          # sector -> the CTA's count of sector touches when it was last touched
-        clock = 0
-        for j in sel[np.argsort(trace.rows["seq"][rows[sel]], kind="stable")]:
+        prev: dict = {}          # (warp, pc) -> the addresses of that load's last row
+        clock = 0.0
+        for jj in np.argsort(trace.rows["seq"][rows[sel]], kind="stable"):
+            j = sel[jj]
             a = trace.addr[trace.rows["mem"][rows[j]]]
+            key = (int(trace.rows["warp"][rows[j]]), int(trace.rows["pc"][rows[j]]))
+            skipped = _skipped_trips(a, prev.get(key), int(round(mult[jj])))
+            prev[key] = a
             new = far = 0
             for sec in set((a[a >= 0] // SECTOR).tolist()):
                 seen = last.get(sec)
@@ -47,11 +56,29 @@ def first_touch_sectors(trace, rows: np.ndarray, weight: np.ndarray, reach: floa
                     new += 1
                 elif clock - seen > reach:
                     far += 1
-                clock += 1
+                clock += mult[jj]
+                last[sec] = clock
+            for sec in skipped:         # touched by the trips the row stands for, after its own
                 last[sec] = clock
             out[j] = weight[j] * (new if split else new + far)
             again[j] = weight[j] * far
     return (out, again) if split else out
+
+
+def _skipped_trips(a: np.ndarray, before, m: int) -> set:
+    """The sectors of the m - 1 loop trips a sampled row (addresses a) stands for besides its own. The loop
+    sampler records a load's first trips, then one row weighted for the trips it jumps (the next trips,
+    which run as that one with the registers moved on), then the last; a lane's address moves by the same
+    step a trip, the step from the load's row before (addresses `before`) to this one. Empty when m is 1,
+    when there is no row before, or when the two rows' active lanes differ."""
+    if m <= 1 or before is None or before.shape != a.shape or not np.array_equal(a >= 0, before >= 0):
+        return set()
+    on = a >= 0
+    step = a[on] - before[on]
+    secs = set()
+    for k in range(1, m):
+        secs.update(((a[on] + k * step) // SECTOR).tolist())
+    return secs
 
 
 def reach_sectors(l2_bytes: int, resident_ctas: int) -> float:
