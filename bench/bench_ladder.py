@@ -6,7 +6,11 @@ temporary worktree) in the same invocation, and the ratio and every predicted ti
 printed: speed measured against the code before, on the same machine at the same time.
 The machine is shared and noisy: read the ratio, not the third digit.
 
-Usage: python bench/bench_ladder.py [--before REF] [--sizes 1024,2048,4096,8192]
+--workers N also runs the 36 points on a Dask LocalCluster of N worker processes (gpusim.estimate.sweep's
+run_points, as `gpusim sweep` runs its points; largest sizes first), its wall time counted from the
+cluster's start to the last point, and checks that every predicted time equals the one-process run's.
+
+Usage: python bench/bench_ladder.py [--before REF] [--sizes 1024,2048,4096,8192] [--workers 2]
 """
 import argparse
 import json
@@ -45,15 +49,47 @@ def run_points(tree: Path, points: list) -> dict:
     return json.loads(r.stdout.strip().splitlines()[-1])
 
 
+CLUSTER = """
+import json, sys, time
+t0 = time.perf_counter()
+from gpusim.estimate.sweep import run_points, sweep_points
+points = json.loads(sys.argv[1])
+todo = []
+for k, n in points:
+    p = sweep_points(k, sizes=[n])[0]
+    todo.append(dict(p, point=len(todo)))
+order = sorted(todo, key=lambda p: -p["M"])       # the largest first: the last to start is a short one
+rows, how = run_points(order, workers=int(sys.argv[2]))
+by = {r["point"]: r for r in rows}
+print(json.dumps({"wall_s": time.perf_counter() - t0, "how": how,
+                  "points": [[k, n, None, by[i]["time_ms"]] for i, (k, n) in enumerate(points)]}))
+"""
+
+
+def run_cluster(points: list, workers: int) -> dict:
+    r = subprocess.run([sys.executable, "-c", CLUSTER, json.dumps(points), str(workers)], cwd=ROOT, text=True,
+                       stdout=subprocess.PIPE, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    if r.returncode != 0:
+        raise SystemExit(f"the ladder on the local cluster failed ({r.returncode})")
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--before", metavar="REF", help="also time the git revision REF and print the ratio")
     ap.add_argument("--sizes", default="1024,2048,4096,8192")
+    ap.add_argument("--workers", type=int, help="also run the points on a Dask LocalCluster of this many processes")
     a = ap.parse_args()
     points = [[k, int(n)] for n in a.sizes.split(",") for k in LADDER] + [list(x) for x in EXTRA]
     print(f"{len(points)} predictions in one process (simulate + predict each), warm numba cache")
     now = run_points(ROOT, points)
-    print(f"this tree: {now['wall_s']:.1f} s (target <= 60 s)")
+    print(f"this tree, one process: {now['wall_s']:.1f} s (target <= 60 s)")
+    if a.workers:
+        par = run_cluster(points, a.workers)
+        same = sum(x[3] == y[3] for x, y in zip(now["points"], par["points"]))
+        print(f"this tree, {par['how']}: {par['wall_s']:.1f} s from the cluster's start (target <= 60 s); "
+              f"{now['wall_s'] / par['wall_s']:.2f}x the one-process run; predicted times identical at {same} of "
+              f"{len(points)} points")
     if not a.before:
         return
     with tempfile.TemporaryDirectory(prefix="gpusim-before-") as tmp:

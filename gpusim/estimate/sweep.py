@@ -183,9 +183,16 @@ def _client(workers: int, scheduler: str | None):
         except (OSError, TimeoutError, ValueError) as e:
             raise GpusimError(f"sweep: cannot reach the Dask scheduler at {scheduler}: {e}") from None
     # processes, one thread each: a point is CPU-bound Python and numba, and simulate hands the timing
-    # stage its SASS through module state, so two points must never share a process at once
-    cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
-                           silence_logs=logging.ERROR)
+    # stage its SASS through module state, so two points must never share a process at once.
+    # Dask starts its workers with MALLOC_TRIM_THRESHOLD_ set, which turns off glibc's adaptive mmap
+    # threshold: every large numpy temporary is then mapped and unmapped afresh, and the kernel's page
+    # faults took half the CPU (two workers ran the ladder 1.1x as fast as one process); left out here
+    import dask
+    environ = {k: v for k, v in dask.config.get("distributed.nanny.pre-spawn-environ", {}).items()
+               if k != "MALLOC_TRIM_THRESHOLD_"}
+    with dask.config.set({"distributed.nanny.pre-spawn-environ": environ}):
+        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
+                               silence_logs=logging.ERROR)
     return Client(cluster), cluster
 
 

@@ -127,3 +127,21 @@ def test_a_changed_field_reaches_the_prediction():
     assert "chip-wide L2" in small_l2.memory_levels and small_l2.metrics["dram__bytes_read.sum"] > 0
     assert small_l2.time_ms > base.time_ms
     assert r.to_json()["arch_overrides"] == {"l2_bytes": {"old": 62914560, "new": 1 << 18}}
+
+
+@pytest.mark.slow
+def test_the_local_clusters_workers_keep_glibcs_adaptive_malloc():
+    """Dask's default MALLOC_TRIM_THRESHOLD_ (which fixes glibc's mmap threshold, so each large numpy
+    temporary is mapped and unmapped afresh: half the CPU in page faults) is left out of the workers' start;
+    its one-thread settings stay."""
+    pytest.importorskip("distributed")
+    import os
+    from gpusim.estimate.sweep import _client
+    client, cluster = _client(1, None)
+    try:
+        env = list(client.run(lambda: (os.environ.get("MALLOC_TRIM_THRESHOLD_"),
+                                       os.environ.get("OMP_NUM_THREADS"))).values())
+    finally:
+        client.close()
+        cluster.close()
+    assert env == [(None, "1")]
