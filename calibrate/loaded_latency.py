@@ -28,7 +28,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
-from micro_cli import BUILD_FLAGS, provenance, gpu_provenance, out_or_record  # noqa: E402  (beside this script)
+from micro_cli import BUILD_FLAGS, gpu_provenance, out_or_record, write_record  # noqa: E402  (beside this script)
 
 SMS = 132
 LINE = 128
@@ -134,25 +134,21 @@ def record(dir_: Path, dest: Path):
     prov = json.loads((dir_ / "loaded_prov.json").read_text())
     rows = json.loads((dir_ / "loaded_rows.json").read_text())
     table = summarize(rows)
-    rec = {
-        "schema": "gpusim.hw.micro/1", "bench": "loaded_latency",
-        "what": "a dependent .cg load's latency (L2 hit, DRAM) while the other warps of every SM stream at a "
-                "chosen rate: latency against the bandwidth the chip carries",
-        "how": "calibrate/loaded_latency.cu, one CTA per SM (distinct_sms_min says it held): lane 0 chases "
-               f"{STEPS} timed dependent 64-bit .cg loads, S warps stream float4 .cg loads with U in flight per "
-               "thread; families dram (cold chase lines, streams from a 1 GB buffer), l2 (warm 256-line chase "
-               "per SM, streams over 16.5 MB warm in L2), dram_l2 (cold chase, L2-resident streams); "
-               f"{REPEATS} repeats, medians (calibrate/loaded_latency.py)",
-        "command": prov["command"] + " (on the H200), then --record DIR here",
-        "source": "calibrate/loaded_latency.cu:loaded_u1,loaded_u2,loaded_u4,loaded_u8",
-        **provenance(prov),
-        "unit": "SM cycles per dependent load (chase_cycles) against GB/s streamed (stream_gbps); value: the "
-                "table, one row per (family, stream warps, loads in flight)",
-        "value": table,
-        "details": {"rows": rows},
-    }
-    dest.write_text(json.dumps(rec, indent=1))
-    print(f"wrote {dest}")
+    write_record(
+        dest, prov, "loaded_latency",
+        what="a dependent .cg load's latency (L2 hit, DRAM) while the other warps of every SM stream at a "
+            "chosen rate: latency against the bandwidth the chip carries",
+        how="calibrate/loaded_latency.cu, one CTA per SM (distinct_sms_min says it held): lane 0 chases "
+            f"{STEPS} timed dependent 64-bit .cg loads, S warps stream float4 .cg loads with U in flight per "
+            "thread; families dram (cold chase lines, streams from a 1 GB buffer), l2 (warm 256-line chase "
+            "per SM, streams over 16.5 MB warm in L2), dram_l2 (cold chase, L2-resident streams); "
+            f"{REPEATS} repeats, medians (calibrate/loaded_latency.py)",
+        source="calibrate/loaded_latency.cu:loaded_u1,loaded_u2,loaded_u4,loaded_u8",
+        unit="SM cycles per dependent load (chase_cycles) against GB/s streamed (stream_gbps); value: the "
+            "table, one row per (family, stream warps, loads in flight)",
+        value=table,
+        details={"rows": rows},
+    )
 
 
 if __name__ == "__main__":

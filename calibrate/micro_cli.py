@@ -92,6 +92,17 @@ def provenance(prov: dict) -> dict:
             "cuda": cuda, "clocks": {k: v for k, v in smi.items() if "clock" in k}, "build_flags": BUILD_FLAGS}
 
 
+def write_record(dest: Path, prov: dict, bench: str, *, what: str, how: str, source: str, unit: str, value,
+                 details: dict) -> None:
+    """Write a standalone micro's record to dest: its fields in the order every record keeps them, the
+    provenance its GPU run left (prov) spread in, the command as run there and then here."""
+    rec = {"schema": "gpusim.hw.micro/1", "bench": bench, "what": what, "how": how,
+           "command": prov["command"] + " (on the H200), then --record DIR here", "source": source,
+           **provenance(prov), "unit": unit, "value": value, "details": details}
+    dest.write_text(json.dumps(rec, indent=1))
+    print(f"wrote {dest}")
+
+
 def finish_order(end, fin) -> dict:
     """The warp-order statistics sched_fairness.py and sched_pick.py record, over groups (rows) of warps
     (columns, oldest first): end = each warp's last stamp, fin = its finish as a fraction of its group's
