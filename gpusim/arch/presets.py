@@ -140,8 +140,16 @@ class GPU:
     # [M] ncu's launch__registers_per_thread on the H200: 16 where ptxas gives fewer (copy4 14, saxpy 10,
     # reduce_smem 12, reduce_atomic 13, reduce_shfl 14; traces/hw/h200/*_4096.json): a launch takes at least 16
     min_regs_per_thread: int = 16
-    l2_bandwidth_gbps: float = 7368.9       # [M] micro/bandwidth_l2.json, chip-wide L2 read
-    dram_achieved_bandwidth_gbps: float = 4328.9  # [M] micro/bandwidth_dram.json, chip-wide read
+    # [M] micro/bandwidth_l2.json, chip-wide L2 read; also what one SM's single-sector requests to 32 lines get
+    # (micro/l2_requests.json: 28 B a cycle). Whole-line reads go faster: 8585 GB/s in
+    # micro/bandwidth_pattern.json, 9692 in loaded_latency.json's streams (a sector rate and a line rate the
+    # engine does not tell apart yet)
+    l2_bandwidth_gbps: float = 7368.9
+    # [M] micro/bandwidth_pattern.json: chip-wide reads of float4 .cg loads by 528 x 512 threads, 4 in flight a
+    # thread, each launch timed queued behind a spin kernel as the kernel records are; the best of the two
+    # address patterns (grid-stride 4661, per-CTA slices 4699; 264 MB-4.1 GB). micro/bandwidth_dram.json
+    # (4329) timed the same kind of read one launch at a time; loaded_latency.json's streams reach 4725
+    dram_achieved_bandwidth_gbps: float = 4699.0
     # [M] micro/bandwidth_dram.json details: a device-to-device copy (cupy.copyto, 2 GiB), bytes read +
     # written per second; with the read figure it sets what a DRAM write costs (timing.lower)
     dram_copy_bandwidth_gbps: float = 4101.1

@@ -93,7 +93,7 @@ def test_set_types_and_what_changed():
     assert arch_overrides(gpu) == {"l2_bytes": {"old": 62914560, "new": 100663296},
                                    "fma_warp_switch_bubble": {"old": True, "new": False},
                                    "lg_sm_untaken_depth": {"old": 64, "new": 0},
-                                   "dram_achieved_bandwidth_gbps": {"old": 4328.9, "new": 2000.0}}
+                                   "dram_achieved_bandwidth_gbps": {"old": 4699.0, "new": 2000.0}}
     assert override("h200", {}) is get_arch("h200") and arch_overrides(get_arch("h200")) == {}
 
 
