@@ -55,6 +55,7 @@ def test_sampling_error_where_the_phase_settles_late(kernel, M, N, K):
     assert abs(est.cycles / full.cycles - 1) <= SAMPLING_TOLERANCE
 
 
+@pytest.mark.slow        # two predictions of 3 s each
 def test_deterministic():
     r = gpusim.simulate("regtile2d", 256)
     a, b = predict(r), predict(r)

@@ -51,8 +51,9 @@ def test_values_match_numpy(kernel, which):
     assert r.max_rel_error < 1e-5
 
 
-# one kernel in the default run, every kernel in the slow one
-@pytest.mark.parametrize("kernel", [k if k == "smemtile" else pytest.param(k, marks=pytest.mark.slow) for k in KERNELS])
+# every kernel in the slow run (about 10 s each; the SASS front-end's twin, tests/sass/test_cta.py, keeps one in the
+# default run)
+@pytest.mark.parametrize("kernel", [pytest.param(k, marks=pytest.mark.slow) for k in KERNELS])
 def test_sampled_equals_full(kernel):
     """The Python source's own counts: sampled loops and CTA classes stand for the rest exactly."""
     M, N, K = small_size(kernel)

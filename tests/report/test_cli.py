@@ -241,6 +241,7 @@ def test_engine_compiled_reads_numbas_cache(tmp_path):
     assert out.stdout.strip() == "False"
 
 
+@pytest.mark.slow        # two processes of 5 s each
 def test_run_json_is_the_same_bytes_in_every_process():
     """`gpusim run KERNEL --json` prints the same bytes in two processes with different hash seeds: no key
     order comes from a set (the stall sites' opcodes and states once did, naive at 1024 showing it, where

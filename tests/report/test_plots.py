@@ -23,7 +23,8 @@ def _valid_png(path):
     # an L2 too small for A, B and C: the roofline's intensity from the cache model's DRAM bytes
     ["run", "regtile2d", "--size", "256", "--set", "l2_bytes=262144"],
     ["compare", "regtile2d", "--size", "1024"],
-    ["sweep", "regtile2d", "--size", "256", "--param", "TM=4,8", "--param", "BN=64", "--workers", "1"],
+    pytest.param(["sweep", "regtile2d", "--size", "256", "--param", "TM=4,8", "--param", "BN=64", "--workers", "1"],
+                 marks=pytest.mark.slow),                 # 10 s: the slow run
 ], ids=["run", "run-dram", "compare", "sweep"])
 def test_plot_writes_a_png(argv, tmp_path, capsys):
     pytest.importorskip("matplotlib")

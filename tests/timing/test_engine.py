@@ -531,7 +531,9 @@ def test_a_miss_is_taken_when_l1tex_frees_though_the_data_pipe_is_busy():
     check_invariants(res)
 
 
-@pytest.mark.parametrize("kernel", ["coalesced", "smemtile", "regtile1d", "regblock", "vectorized"])
+# two kernels in the default run, the other three (2-5 s each) in the slow one
+@pytest.mark.parametrize("kernel", ["coalesced", "smemtile"] + [pytest.param(k, marks=pytest.mark.slow)
+                                                         for k in ("regtile1d", "regblock", "vectorized")])
 def test_skipping_idle_cycles_changes_nothing(kernel):
     """The engine jumps over cycles in which nothing can change; visiting every cycle instead (P_NO_SKIP)
     must give the same cycles and warp states. A two-trip window of each kernel's first round at 256^3,
@@ -567,7 +569,7 @@ def test_not_issued_cycles_are_those_in_which_the_warps_smsp_issued_nothing():
     assert simulate_sm(make_trace(chain), ARCH).not_issued_cycles == {}
 
 
-@pytest.mark.parametrize("kernel", ["smemtile", "regtile2d"])
+@pytest.mark.parametrize("kernel", ["smemtile", pytest.param("regtile2d", marks=pytest.mark.slow)])
 def test_stall_intervals_tile_each_warps_life(kernel):
     """With log_states (the --trace timeline) the engine keeps each warp's stall intervals: kept or not,
     the run is the same; per warp they do not overlap each other or its issue cycles, and together with
