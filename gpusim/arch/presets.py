@@ -66,10 +66,13 @@ class GPU:
     # H200's; "(unverified)" figures are guesses to be replaced by microbenchmarks. ---
     fma_subpipe_issue_interval_cycles: int = 2  # [M] pipe_fma peak 1.0/SMSP = heavy 0.5 + lite 0.5 [F-302018]
     alu_issue_interval_cycles: int = 2      # [M] micro/fma_issue_rate.json IADD3 0.49-0.50 warp-inst/cycle/SMSP
-    xu_issue_interval_cycles: int = 8       # (unverified) 16 SFU lanes/SM -> 0.125 warp-inst/cycle/SMSP
+    xu_issue_interval_cycles: int = 8       # [M] micro/shfl_mufu.json: MUFU.EX2 0.50 warp-inst/cycle/SM (0.125/SMSP)
     imad_latency_cycles: int = 4            # [M] micro/latency_imad.json 4.05
     alu_latency_cycles: int = 4             # [M] micro/latency_iadd3.json 4.04 (IADD3; LOP3/ISETP taken equal)
-    xu_latency_cycles: int = 18             # (unverified) MUFU/conversions, treated as fixed latency
+    xu_latency_cycles: int = 17             # [M] micro/shfl_mufu.json: MUFU.EX2 chain 17.0 (conversions taken equal)
+    # [M] micro/shfl_mufu.json: a chain of SHFL.BFLY, 24.0 cycles each (its rate, 0.98 a cycle per SM, is not
+    # modelled: the engine issues a shuffle as a fixed-latency op)
+    shfl_latency_cycles: int = 24
     other_latency_cycles: int = 4           # (unverified) uniform, ADU (S2R, LDC) and CBU results
     # [M] micro/mio_queue_depth.json: one warp stalls with 31 LDS in flight (1 in the shared pipe,
     # 30 queued); four warps, one per SMSP, with 13.2 each: 53 in flight in the SM, 52 queued

@@ -62,25 +62,29 @@ class Lowered:
     banks: np.ndarray           # per FP32 row: its register reads (register_banks.pack), 0 none
     writeback: np.ndarray = None   # per row: a global store whose sectors the L2 writes back to DRAM
     write_kind: np.ndarray = None  # per row: how a global store fills its sectors (rows.W_FULL/W_SECTOR/W_LINE)
+    short_result: np.ndarray = None  # per row: its result comes back on a scoreboard (SHFL, XU): short_scoreboard
 
     @cached_property
     def rows(self) -> np.ndarray:
         """The engine's packed (n, ROW_STRIDE) int32 row matrix (rows.pack_rows), built once."""
         return R.pack_rows(self.cls, self.unit | self.banks << R.UNIT_BITS, self.lat, self.wf, self.sectors,
                            self.lines, self.level, self.gap, self.line_ptr, self.dep, self.row_warp, self.op,
-                           self.bar_hold, self.writeback, self.write_kind)
+                           self.bar_hold, self.writeback, self.write_kind, self.short_result)
 
 
 def _op_tables(opcodes: list[str], arch: GPU):
-    """Per opcode id: engine class, math pipe, fixed latency, and whether it waits for a pending
-    barrier (BAR.SYNC.DEFER_BLOCKING lets a warp past the barrier until a memory, control (CBU) or
-    ADU instruction: ncu's PC samples put barrier stalls at the LDS / BRA after it, with integer and
-    uniform ops issued in between; micro/lds_bursts_order.json, the clock read after the barrier)."""
+    """Per opcode id: engine class, math pipe, fixed latency, whether it waits for a pending barrier, and
+    whether its result comes back on a scoreboard (SHFL through the MIO, MUFU and the other XU ops: a warp
+    waiting on it shows short_scoreboard, as ncu counts it, not wait). The pending barrier
+    (BAR.SYNC.DEFER_BLOCKING) lets a warp past the barrier until a memory, control (CBU) or ADU
+    instruction: ncu's PC samples put barrier stalls at the LDS / BRA after it, with integer and uniform
+    ops issued in between (micro/lds_bursts_order.json, the clock read after the barrier)."""
     n = len(opcodes)
     hold = np.zeros(n, np.int8)
     cls = np.full(n, R.C_FIXED, np.int8)
     unit = np.full(n, R.U_NONE, np.int8)
     lat = np.full(n, arch.other_latency_cycles, np.int32)
+    short = np.zeros(n, bool)
     fma_lat = int(round(arch.ffma_dependent_latency_cycles))
     for i, name in enumerate(opcodes):
         op = TABLE[TABLE.id(name, atomic_ok=True)]     # a trace's atomics came with their addresses
@@ -102,8 +106,10 @@ def _op_tables(opcodes: list[str], arch: GPU):
         elif op.pipe == "alu":
             unit[i], lat[i] = R.U_ALU, arch.alu_latency_cycles
         elif op.pipe == "xu":
-            unit[i], lat[i] = R.U_XU, arch.xu_latency_cycles
-    return cls, unit, lat, hold
+            unit[i], lat[i], short[i] = R.U_XU, arch.xu_latency_cycles, True
+        elif op.base == "SHFL":
+            lat[i], short[i] = arch.shfl_latency_cycles, True
+    return cls, unit, lat, hold, short
 
 
 def l2_pending_latency_cycles(arch: GPU) -> float:
@@ -409,7 +415,7 @@ def lower(trace: Trace, arch: GPU, ctas=None, global_level=None,
         ok = src >= 0
         dep[ok, j] = row_of[base[ok] + src[ok]]
 
-    op_cls, op_unit, op_lat, op_hold = _op_tables(list(trace.opcodes), arch)
+    op_cls, op_unit, op_lat, op_hold, op_short = _op_tables(list(trace.opcodes), arch)
     ops = rows["op"][take].astype(np.int64)
     level = np.full(n, LEVEL_L2, np.int8)
     if global_level is not None:
@@ -441,7 +447,7 @@ def lower(trace: Trace, arch: GPU, ctas=None, global_level=None,
         rb_wait=read_waits(ops, op_cls_rows, row_warp, list(trace.opcodes), read_barriers),
         provider=fill_providers(level, line_ptr, line_id, order_key),
         banks=row_banks(ops, warp_start, list(trace.opcodes), register_banks), writeback=writeback,
-        write_kind=write_kind)
+        write_kind=write_kind, short_result=op_short[ops])
 
 
 guard_cache(globals())     # stamped by its source, guarded, seeded from the shipped copy (gpusim.jit)

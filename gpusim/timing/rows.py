@@ -82,8 +82,10 @@ def _aligned_rows(n):
 
 
 def pack_rows(cls, unit, lat, wf, sectors, lines, level, gap, line_ptr, dep, row_warp, op, bar_hold,
-              writeback=None, write_kind=None):
-    """The per-row arrays of a Lowered trace as the engine's rows matrix."""
+              writeback=None, write_kind=None, short_result=None):
+    """The per-row arrays of a Lowered trace as the engine's rows matrix. short_result: rows whose result comes
+    back on a scoreboard without being a shared load (SHFL, XU): their consumers carry DEP_LDS, so a wait
+    on them is short_scoreboard (they claim no barrier: the scoreboard's barrier logic skips them)."""
     if max(cls.shape[0], int(line_ptr[-1])) >= 2 ** 31:
         raise ValueError("more than 2^31 rows or lines: the int32 rows matrix cannot index them")
     rows = _aligned_rows(cls.shape[0])
@@ -91,10 +93,11 @@ def pack_rows(cls, unit, lat, wf, sectors, lines, level, gap, line_ptr, dep, row
     # R_FLAGS: bit 0 the barrier hold; bits 1 + 2j, 2 + 2j the class of producer j (DEP_LDG, DEP_LDS, else 0),
     # so the loop learns whether a producer is a load without reading the producer's own row
     flags = np.asarray(bar_hold, np.int32) & 1
+    short = (np.asarray(cls) == C_LDS) if short_result is None else (np.asarray(cls) == C_LDS) | short_result
     for j in range(3):
         d = dep[:, j]
         pc = np.where(d >= 0, np.asarray(cls)[np.maximum(d, 0)], -1)
-        code = np.where(pc == C_LDG, DEP_LDG, np.where(pc == C_LDS, DEP_LDS, 0)).astype(np.int32)
+        code = np.where(pc == C_LDG, DEP_LDG, np.where((d >= 0) & short[np.maximum(d, 0)], DEP_LDS, 0)).astype(np.int32)
         flags |= code << (1 + 2 * j)
     if writeback is not None:
         flags |= np.where(np.asarray(writeback, bool), F_WRITEBACK, 0).astype(np.int32)
