@@ -33,12 +33,17 @@ def first_touch_sectors(trace, rows: np.ndarray, weight: np.ndarray, reach: floa
     out = np.zeros(len(rows), np.float64)
     again = np.zeros(len(rows), np.float64)
     cta = trace.rows["cta"][rows]
-    all_cta, all_w = trace.rows["cta"], trace.rows["weight"]
+    # each CTA's class weight: the least weight of any of its rows (one pass over the trace, not one per CTA)
+    ids, inv = np.unique(trace.rows["cta"], return_inverse=True)
+    class_w = np.full(len(ids), np.iinfo(np.int64).max, np.int64)
+    np.minimum.at(class_w, inv, trace.rows["weight"].astype(np.int64))
+    class_of = dict(zip(ids.tolist(), np.maximum(class_w, 1).tolist()))
+    all_w = trace.rows["weight"]
     for c in np.unique(cta):
         sel = np.flatnonzero(cta == c)
-        # a row of a sampled loop stands for `mult` trips' rows (its weight over its CTA class's, the least
-        # weight of any of the CTA's rows): the sectors those trips touch count in the distance too
-        mult = all_w[rows[sel]] / max(1, int(all_w[all_cta == c].min()))
+        # a row of a sampled loop stands for `mult` trips' rows (its weight over its CTA class's): the sectors
+        # those trips touch count in the distance too
+        mult = all_w[rows[sel]] / class_of[int(c)]
         last: dict = {}          # sector -> the CTA's count of sector touches when it was last touched
         prev: dict = {}          # (warp, pc) -> the addresses of that load's last row
         clock = 0.0
