@@ -41,8 +41,10 @@ def start(out: str, prefix: str) -> ProfileRun | None:
     return ProfileRun(ncu, outp, Path(tempfile.mkdtemp(prefix=f"gpusim_{prefix}_")), smi, ver, env)
 
 
-def profile(s: ProfileRun, kernel: str, size: int, ncu_args: list, tag: str):
-    """Profile the twin of `kernel` (default parameters) at size^3 with `ncu ncu_args`. Returns
+def profile(s: ProfileRun, kernel: str, size: int, ncu_args: list, tag: str, cache_control: str = "all"):
+    """Profile the twin of `kernel` (default parameters) at size^3 with `ncu ncu_args`; cache_control
+    "all" flushes the caches before the profiled launch (as the kernel records do), "none" leaves them
+    as the warm-up launch left them (as the timed launches find them). Returns
     (params, ptxas info, cubin, report path, ncu command line for the record) or None if ncu failed."""
     from gpusim.hw import twins
     from gpusim.hw.runner import BUILD_DIR
@@ -51,7 +53,7 @@ def profile(s: ProfileRun, kernel: str, size: int, ncu_args: list, tag: str):
     jobs = s.work / f"jobs_{kernel}.json"
     jobs.write_text(json.dumps([{"label": kernel, "kernel": kernel, "params": p, "cubin": str(cubin)}]))
     rep = s.work / f"{tag}_{kernel}"
-    base = [s.ncu, "--clock-control", "none", "--cache-control", "all", "--replay-mode", "kernel",
+    base = [s.ncu, "--clock-control", "none", "--cache-control", cache_control, "--replay-mode", "kernel",
             "--profile-from-start", "off", *ncu_args]
     cmd = base + ["-f", "-o", str(rep), sys.executable, "-m", "gpusim.hw.profile", "--size", str(size),
                   "--jobs", str(jobs), "--manifest", str(s.work / f"manifest_{kernel}.json")]

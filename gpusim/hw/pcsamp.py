@@ -57,7 +57,12 @@ def samples_per_pc(rep: str, ncu: str) -> tuple[str, dict, dict]:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
-    ap.add_argument("--size", type=int, default=4096)
+    ap.add_argument("--size", type=int, nargs="+", default=[4096])
+    ap.add_argument("--sampling-interval", default="auto",
+                    help="ncu's: auto, or n for one sample per 2^(5+n) cycles per SMSP (short kernels: 0 or 1)")
+    ap.add_argument("--cache-control", choices=("all", "none"), default="all",
+                    help="all: caches flushed before the profiled launch (as the kernel records); none: "
+                         "as the warm-up launch left them (as the timed launches find them)")
     ap.add_argument("--kernels", nargs="*", default=list(LADDER))
     a = ap.parse_args(argv)
     from gpusim.hw import ncu as ncu_mod, ncu_twin
@@ -66,26 +71,29 @@ def main(argv=None) -> int:
     if s is None:
         return 2
     out, ncu, smi, ver = s.out, s.ncu, s.smi, s.version
-    for k in a.kernels:
-        got = ncu_twin.profile(s, k, a.size, ["--section", "SourceCounters", "--section", "WarpStateStats",
-                                               "--import-source", "no"], "pcsamp")
+    for k, size in [(k, n) for k in a.kernels for n in a.size]:
+        got = ncu_twin.profile(s, k, size, ["--section", "SourceCounters", "--section", "WarpStateStats",
+                                            "--import-source", "no", "--sampling-interval", a.sampling_interval],
+                               "pcsamp", a.cache_control)
         if got is None:
             continue
         p, ptxas, cubin, rep, shown = got
         name, per_pc, totals = samples_per_pc(rep, ncu)
         rec = {
-            "schema": SCHEMA, "kernel": k, "size": a.size, "params": p, "ncu_kernel_name": name,
+            "schema": SCHEMA, "kernel": k, "size": size, "cache_control": a.cache_control, "params": p,
+            "ncu_kernel_name": name,
             "date": utc_now(),
             "device": smi, "ncu_version": ncu_mod.ncu_version(ver),
             "command": "PYTHONPATH=. python3 -m gpusim.hw.pcsamp " + " ".join(sys.argv[1:]).replace(str(out), "$OUT"),
             "ncu_command": shown,
-            "how": "one profiled launch after one warm-up; samples summed per PC; PCs as offsets from the "
-                   "kernel's first instruction; sass from cuobjdump --dump-sass of the same cubin",
+            "how": f"one profiled launch after one warm-up (--cache-control {a.cache_control}, --sampling-interval "
+                   f"{a.sampling_interval}); samples summed per PC; PCs as offsets from the kernel's first "
+                   "instruction; sass from cuobjdump --dump-sass of the same cubin",
             "totals": totals, "samples_per_pc": per_pc, "sass": sass_text(cubin, k), "ptxas": ptxas,
         }
-        (out / f"pcsamp_{k}_{a.size}.json").write_text(json.dumps(rec, indent=0, sort_keys=True))
+        (out / f"pcsamp_{k}_{size}.json").write_text(json.dumps(rec, indent=0, sort_keys=True))
         top = sorted(((v, n) for n, v in totals.items() if "stalled" in n), reverse=True)[:6]
-        print(f"{k}: {len(rec['sass'])} SASS PCs, metrics {len(per_pc)}; " +
+        print(f"{k} {size}: {len(rec['sass'])} SASS PCs, metrics {len(per_pc)}; " +
               ", ".join(f"{n.replace('smsp__pcsamp_warps_issue_stalled_', '')} {v:.0f}" for v, n in top), flush=True)
     return 0
 
