@@ -40,9 +40,16 @@ __device__ __forceinline__ void gpusim_sync_hook() {
 #endif
 
 __device__ unsigned long long gpusim_cta_stamp[3 * 65536];   // start ns, end ns, smid per CTA
+__device__ unsigned long long gpusim_cta_cycles[65536];      // SM cycles (clock64) from start to end per CTA
 
-extern "C" __global__ void stamped(int M, int N, int K, float alpha, const float *A, const float *B,
-                                   float beta, float *C) {
+// The twin's parameters and the call's arguments: the SGEMM's unless the build defines the twin's own
+// (gpusim.hw.ctasched writes them from the kernel spec's argument list into a header it pre-includes).
+#ifndef TWIN_PARAMS
+#define TWIN_PARAMS int M, int N, int K, float alpha, const float *A, const float *B, float beta, float *C
+#define TWIN_ARGS M, N, K, alpha, A, B, beta, C
+#endif
+
+extern "C" __global__ void stamped(TWIN_PARAMS) {
   const bool lead = threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0;
   const unsigned b = blockIdx.y * gridDim.x + blockIdx.x;
   if (lead) {
@@ -54,7 +61,11 @@ extern "C" __global__ void stamped(int M, int N, int K, float alpha, const float
     gpusim_cta_stamp[3 * b] = globaltimer();
     gpusim_cta_stamp[3 * b + 2] = smid;
   }
-  TWIN(M, N, K, alpha, A, B, beta, C);
+  const long long c0 = clock64();
+  TWIN(TWIN_ARGS);
   __syncthreads();
-  if (lead) gpusim_cta_stamp[3 * b + 1] = globaltimer();
+  if (lead) {
+    gpusim_cta_stamp[3 * b + 1] = globaltimer();
+    gpusim_cta_cycles[b] = clock64() - c0;
+  }
 }

@@ -6,7 +6,8 @@ Each twin is built through calibrate/cta_stamp.cu (the twin's source unchanged, 
 entry called from a wrapper whose first thread stamps the CTA's start, SM and end), launched
 once to warm up and once to record, with the twins' inputs (gpusim.hw.gpu.Problem). One record
 per kernel and size, `ctasched_<kernel>_<size>.json`: per CTA in linear blockIdx order, start and
-end in ns from the launch's first start, and the SM. The L2 model's schedule (gpusim.memory.cache)
+end in ns from the launch's first start, the SM, and the SM cycles (clock64) from the twin's start to
+the end stamp (`cycles`; records made before it was added lack it). The L2 model's schedule (gpusim.memory.cache)
 is the use: whether CTAs run in waves or spread evenly over time, and how fast the waves dissolve.
 """
 from __future__ import annotations
@@ -24,16 +25,37 @@ SCHEMA = "gpusim.hw.ctasched/1"
 SRC = "calibrate/cta_stamp.cu"
 
 
+C_TYPES = {"i32": "int ", "f32": "float ", "ptr": "float *"}
+
+
+def twin_signature(kernel: str) -> tuple[str, str]:
+    """(the wrapper's parameter list, the call's arguments) for a twin that declares its own arguments
+    (KernelSpec.args); ("", "") for the SGEMM signature, cta_stamp.cu's default."""
+    from gpusim.kernel.spec import get_kernel
+    spec = get_kernel(kernel)
+    if spec.args is None:
+        return "", ""
+    args = spec.arguments
+    return ", ".join(f"{C_TYPES[a.kind]}{a.name}" for a in args), ", ".join(a.name for a in args)
+
+
 def build(kernel: str, out: Path) -> tuple[list, dict]:
     """nvcc the stamped twin; (command as run, ptxas facts)."""
     from gpusim.hw import twins
     flags = twins.build_flags()
-    cmd = ["nvcc", *flags, f"-DTWIN={kernel}", f'-DTWIN_SRC="../kernels_cuda/{kernel}.cu"', "-o", str(out), SRC]
+    params, args = twin_signature(kernel)
+    sig = []
+    if params:      # a header the build pre-includes (nvcc splits a -D value at its commas)
+        head = out.parent / f"cta_stamp_{kernel}_sig.h"
+        head.write_text(f"#define TWIN_PARAMS {params}\n#define TWIN_ARGS {args}\n")
+        sig = ["-include", str(head.relative_to(REPO))]
+    cmd = ["nvcc", *flags, f"-DTWIN={kernel}", f'-DTWIN_SRC="../kernels_cuda/{kernel}.cu"', *sig, "-o", str(out), SRC]
     r = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True)
     if r.returncode != 0:
         raise RuntimeError(f"nvcc failed for {kernel}: {r.stderr[-800:]}")
     facts = twins.build_module().parse_ptxas(r.stderr + r.stdout)
-    return ["nvcc", *flags, f"-DTWIN={kernel}", f"-DTWIN_SRC='\"../kernels_cuda/{kernel}.cu\"'", "-o",
+    return ["nvcc", *flags, f"-DTWIN={kernel}", f"-DTWIN_SRC='\"../kernels_cuda/{kernel}.cu\"'",
+            *sig, "-o",
             f"kernels_cuda/.build/cta_stamp_{kernel}.cubin", SRC], facts
 
 
@@ -46,6 +68,7 @@ def record(cp, kernel: str, size: int, cubin: Path) -> dict:
     fn = mod.get_function("stamped")
     stamp = mod.get_global("gpusim_cta_stamp")
     buf = cp.ndarray((3 * 65536,), dtype=cp.uint64, memptr=stamp)
+    clk = cp.ndarray((65536,), dtype=cp.uint64, memptr=mod.get_global("gpusim_cta_cycles"))
     n = grid[0] * grid[1] * grid[2]
     if n > 65536:
         raise RuntimeError(f"{kernel} {size}: {n} CTAs exceed the stamp buffer")
@@ -59,12 +82,13 @@ def record(cp, kernel: str, size: int, cubin: Path) -> dict:
     launch()
     cp.cuda.runtime.deviceSynchronize()
     s = buf[: 3 * n].get().reshape(n, 3).astype(np.int64)
+    cycles = clk[:n].get().astype(np.int64)
     t0 = int(s[:, 0].min())
     del prob
     cp.get_default_memory_pool().free_all_blocks()
     return {"kernel": kernel, "size": size, "params": p, "grid": list(grid), "block": list(block),
             "start_ns": (s[:, 0] - t0).tolist(), "end_ns": (s[:, 1] - t0).tolist(),
-            "sm": s[:, 2].tolist()}
+            "sm": s[:, 2].tolist(), "cycles": cycles.tolist()}
 
 
 def main(argv=None) -> int:
@@ -91,7 +115,8 @@ def main(argv=None) -> int:
                         "ptxas": facts, "device": smi.get("name"), "driver": str(smi.get("driver_version")),
                         "cuda": cuda_versions(cp), "source": SRC,
                         "how": "one recorded launch after one warm-up launch on the same buffers; thread 0 of each "
-                               "CTA stamps %globaltimer before the twin's body and after a final __syncthreads"})
+                               "CTA stamps %globaltimer before the twin's body and after a final __syncthreads, "
+                               "and clock64's cycles between the two"})
             (out / f"ctasched_{k}_{size}.json").write_text(json.dumps(rec, separators=(",", ":")))
             dur = [e - s for s, e in zip(rec["start_ns"], rec["end_ns"])]
             print(f"{k} {size}: {len(dur)} CTAs on {len(set(rec['sm']))} SMs, span {max(rec['end_ns']) / 1e6:.3f} ms, "

@@ -58,7 +58,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
     ap.add_argument("--size", type=int, nargs="+", default=[4096])
-    ap.add_argument("--sampling-interval", default="auto",
+    ap.add_argument("--warp-sampling-interval", dest="sampling_interval", default="auto",
                     help="ncu's: auto, or n for one sample per 2^(5+n) cycles per SMSP (short kernels: 0 or 1)")
     ap.add_argument("--cache-control", choices=("all", "none"), default="all",
                     help="all: caches flushed before the profiled launch (as the kernel records); none: "
@@ -73,7 +73,7 @@ def main(argv=None) -> int:
     out, ncu, smi, ver = s.out, s.ncu, s.smi, s.version
     for k, size in [(k, n) for k in a.kernels for n in a.size]:
         got = ncu_twin.profile(s, k, size, ["--section", "SourceCounters", "--section", "WarpStateStats",
-                                            "--import-source", "no", "--sampling-interval", a.sampling_interval],
+                                            "--import-source", "no", "--warp-sampling-interval", a.sampling_interval],
                                "pcsamp", a.cache_control)
         if got is None:
             continue
@@ -86,7 +86,7 @@ def main(argv=None) -> int:
             "device": smi, "ncu_version": ncu_mod.ncu_version(ver),
             "command": "PYTHONPATH=. python3 -m gpusim.hw.pcsamp " + " ".join(sys.argv[1:]).replace(str(out), "$OUT"),
             "ncu_command": shown,
-            "how": f"one profiled launch after one warm-up (--cache-control {a.cache_control}, --sampling-interval "
+            "how": f"one profiled launch after one warm-up (--cache-control {a.cache_control}, --warp-sampling-interval "
                    f"{a.sampling_interval}); samples summed per PC; PCs as offsets from the kernel's first "
                    "instruction; sass from cuobjdump --dump-sass of the same cubin",
             "totals": totals, "samples_per_pc": per_pc, "sass": sass_text(cubin, k), "ptxas": ptxas,
