@@ -188,6 +188,7 @@ def cmd_run(a):
             render.console.print(f"trace written to {a.save_trace}")
         if window is not None:
             render.print_window(window, path, shown, table="warps" in sections)
+            render.print_pc_sites(window, r)
         if a.plot:
             render.console.print(f"plot written to {a.plot}")
     # --mode full fails (exit 1) on a sanitizer finding or a wrong C, as gpusim check does

@@ -95,3 +95,67 @@ def not_issued_split(kernel: str, size: int, device: str = "h200") -> dict | Non
         ni = tot.get(metric + "_not_issued", 0.0)
         out["no_instruction" if state == "no_instructions" else state] = (100.0 * v / allv, 100.0 * ni / v)
     return out
+
+
+# ---------------------------------------------------------------- per instruction (the --trace window)
+
+def window_pc_cycles(window) -> dict:
+    """The engine's {PC: {state: warp cycles}} of a --trace window (gpusim.estimate.window): each stall
+    interval of its state log at the instruction the warp waited at, and one selected cycle per issued
+    instruction. Empty for a trace without PCs (the Python front-end's) or an incomplete log."""
+    import numpy as np
+    from gpusim.timing.states import STATES
+    t, rows = window.timing, window.trace.rows
+    if not window.log_complete or "pc" not in rows.dtype.names or not len(rows) or (rows["pc"] < 0).all():
+        return {}
+    pcs = rows["pc"][t.trace_row]           # each lowered row's PC
+    log = t.state_log
+    out: dict = {}
+    for k, name in enumerate(STATES):
+        sel = log[:, 1] == k
+        if not sel.any():
+            continue
+        pc, cyc = pcs[log[sel, 4]], log[sel, 3] - log[sel, 2]
+        u, inv = np.unique(pc, return_inverse=True)
+        for p, v in zip(u, np.bincount(inv, weights=cyc)):
+            out.setdefault(int(p), {})[name] = float(v)
+    u, n = np.unique(pcs[t.issue_cycle >= 0], return_counts=True)
+    for p, v in zip(u, n):
+        d = out.setdefault(int(p), {})
+        d["selected"] = d.get("selected", 0.0) + float(v)
+    return out
+
+
+def load_pcsamp_by_pc(kernel: str, size: int, device: str = "h200"):
+    """({PC: {state: samples}}, {PC: SASS text}, the record's cache control) from the PC-sample record,
+    None when there is none. As load_pcsamp, the not-issued samples are not added again."""
+    p = pcsamp_path(kernel, size, device)
+    if not p.exists():
+        return None
+    rec = json.loads(p.read_text())
+    out: dict = {}
+    for metric, per_pc in rec["samples_per_pc"].items():
+        if not metric.startswith(PREFIX) or metric.endswith("_not_issued"):
+            continue
+        state = metric[len(PREFIX):]
+        state = "no_instruction" if state == "no_instructions" else state
+        for pc, v in per_pc.items():
+            d = out.setdefault(int(pc, 16), {})
+            d[state] = d.get(state, 0.0) + float(v)
+    return out, {int(pc, 16): text for pc, text in rec["sass"].items()}, rec.get("cache_control", "all")
+
+
+def pc_rows(sim: dict, hw: dict | None, top: int = 12) -> list:
+    """[(PC, sim % of all warp cycles, hw % of all samples or None, sim's top state, hw's top state or
+    None)] for the instructions with the largest share on either side."""
+    def pct(d):
+        tot = sum(sum(s.values()) for s in d.values())
+        return {pc: 100.0 * sum(s.values()) / tot for pc, s in d.items()} if tot > 0 else {}
+
+    def top_state(d, pc):
+        s = d.get(pc)
+        return max(s, key=s.get) if s else None
+    a, b = pct(sim), pct(hw or {})
+    keys = sorted(set(a) | set(b), key=lambda pc: (-max(a.get(pc, 0.0), b.get(pc, 0.0)), pc))[:top]
+    return [(pc, a.get(pc, 0.0), b.get(pc, 0.0) if hw else None, top_state(sim, pc),
+             top_state(hw, pc) if hw else None) for pc in sorted(keys)]

@@ -60,3 +60,37 @@ def test_shares_and_rows():
     assert rows == [("FFMA", "not_selected", 0.0, 75.0), ("FFMA", "short_scoreboard", 50.0, 0.0),
                     ("FFMA", "selected", 30.0, 25.0)]
     assert shares({}) == {}
+
+
+def test_window_pc_cycles_add_up_to_the_window():
+    """Every warp cycle of a --trace window lands at one PC, in its state: per state, the PCs' cycles sum
+    to the engine's own state cycles (selected: one per issued instruction)."""
+    from gpusim.estimate.kernel_time import predict
+    from gpusim.estimate.simulate import simulate
+    from gpusim.estimate.window import time_window
+    from gpusim.report.stall_sites import window_pc_cycles
+    r = simulate("sgemv", 1024, 1024, 1024)
+    w = time_window(r, predict(r))
+    by_pc = window_pc_cycles(w)
+    assert len(by_pc) > 20
+    for state, cycles in w.timing.state_cycles.items():
+        assert sum(s.get(state, 0.0) for s in by_pc.values()) == pytest.approx(cycles), state
+    # the waits on the row's loads sit at the FFMAs that use them, as in ncu's Source view
+    fma = [s for pc, s in by_pc.items() if "long_scoreboard" in s]
+    assert fma and max(s["long_scoreboard"] for s in fma) > 0.1 * w.timing.state_cycles["long_scoreboard"]
+
+
+def test_pcsamp_by_pc_matches_the_record_totals():
+    """The warm memory-ladder records: per state, the PCs' samples sum to ncu's total for that state, and
+    the record says the caches were left warm."""
+    from gpusim.report.stall_sites import load_pcsamp_by_pc, pc_rows
+    per_pc, sass, caches = load_pcsamp_by_pc("softmax", 2048)
+    rec = json.loads(pcsamp_path("softmax", 2048).read_text())
+    assert caches == "none" and set(per_pc) <= set(sass)
+    for metric, total in rec["totals"].items():
+        if metric.startswith(PREFIX) and not metric.endswith("_not_issued"):
+            state = metric[len(PREFIX):].replace("no_instructions", "no_instruction")
+            assert sum(s.get(state, 0.0) for s in per_pc.values()) == pytest.approx(total), metric
+    rows = pc_rows({0x4c0: {"long_scoreboard": 3.0}, 0x10: {"selected": 1.0}}, per_pc, top=3)
+    assert [r[0] for r in rows] == sorted(r[0] for r in rows)
+    assert any(r[0] == 0x4c0 and r[1] == pytest.approx(75.0) and r[4] == "long_scoreboard" for r in rows)

@@ -182,4 +182,4 @@ def _hw_col(table, ncu, title="H200 (ncu)"):
 from gpusim.report.render.run import (  # noqa: E402,F401
     h200_record, lsu_record, print_arch_overrides, print_summary, print_timing_summary, print_warnings)
 from gpusim.report.render.views import (  # noqa: E402,F401
-    print_check, print_compare, print_compare_summary, print_kernel_list, print_memory_views, print_sweep, print_window)
+    print_check, print_compare, print_compare_summary, print_kernel_list, print_memory_views, print_pc_sites, print_sweep, print_window)

@@ -290,3 +290,32 @@ def print_memory_views(r, by_array: bool, source: bool):
         if r.frontend == "sass" and any(e["space"] == "shared" for e in r.by_array.values()):
             R.console.print("shared: the SASS keeps no names for __shared__ arrays; --frontend python names "
                           "them as the Python kernel declares them")
+
+
+def print_pc_sites(window, r, top: int = 12):
+    """ncu's Source view for the --trace window: where the warps wait, instruction by instruction, as
+    shares of the window's warp cycles, beside the H200's PC samples of the whole launch when
+    traces/hw/h200/pcsamp/ holds one at this size (gpusim.report.stall_sites)."""
+    from gpusim.report.stall_sites import load_pcsamp_by_pc, pc_rows, window_pc_cycles
+    sim = window_pc_cycles(window)
+    if not sim:
+        return
+    got = load_pcsamp_by_pc(r.kernel, r.M) if r.M == r.N == r.K or r.K == 0 else None
+    hw, sass, caches = got if got else (None, {}, None)
+    if not sass:
+        try:
+            from gpusim.sass import frontend as F
+            sass = {i.pc: i.text for i in F.program(r.kernel, tuple(sorted(r.params.items())))[0].instrs}
+        except Exception:   # noqa: BLE001 - the text is a label; the table stands without it
+            sass = {}
+    cols = ["PC", "SASS", ">% of warp cycles", "state"]
+    if hw:
+        cols += [">H200 % of samples", "H200 state"]
+    caption = ("H200: ncu's PC samples of one launch, caches " +
+               ("as the warm-up left them" if caches == "none" else "flushed") if hw else
+               "no H200 PC samples of this launch (traces/hw/h200/pcsamp/)")
+    t = _table("Source Counters by instruction (the --trace window)", *cols, caption=caption)
+    for pc, a, b, sa, sb in pc_rows(sim, hw, top):
+        text = sass.get(pc, "?")
+        t.add_row(f"{pc:04x}", text[:40], f"{a:.1f}", sa or "", *([f"{b:.1f}", sb or ""] if hw else []))
+    R.console.print(t)
