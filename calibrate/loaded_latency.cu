@@ -14,7 +14,11 @@ __device__ __forceinline__ unsigned long long gtimer() {
   return t;
 }
 
-template <int U>
+// MODE 0: the streams load (loaded_u*); 1: they store float4s over their slice (loaded_w_u*, .cg stores: write-
+// allocated in the L2, written back to DRAM as they are evicted); 2: they load U float4s from the first half
+// of their slice and store them to the second half (loaded_rw_u*: a copy, as softmax's last pass reads A and
+// writes B). Bytes streamed count loads and stores alike.
+template <int U, int MODE>
 __device__ void loaded_body(const unsigned long long *const *starts, int warm, int steps, const float4 *stream,
                             long long slice, unsigned long long *out, float *sink) {
   __shared__ volatile int phase;
@@ -47,6 +51,7 @@ __device__ void loaded_body(const unsigned long long *const *starts, int warm, i
   } else {
     const float4 *base = stream + blockIdx.x * slice;
     const long long stride = blockDim.x - 32;
+    const long long span = MODE == 2 ? slice / 2 : slice;     // the part of the slice the loads walk
     long long idx = threadIdx.x - 32;
     unsigned long long timed = 0;
     float acc = 0.0f;
@@ -57,15 +62,30 @@ __device__ void loaded_body(const unsigned long long *const *starts, int warm, i
 #pragma unroll
       for (int u = 0; u < U; u++) {
         long long j = idx + u * stride;
-        if (j >= slice) j -= slice;
-        asm volatile("ld.global.cg.v4.f32 {%0,%1,%2,%3}, [%4];"
-                     : "=f"(v[u].x), "=f"(v[u].y), "=f"(v[u].z), "=f"(v[u].w) : "l"(base + j));
+        if (j >= span) j -= span;
+        if (MODE == 1) {
+          const float f = (float)j;
+          asm volatile("st.global.cg.v4.f32 [%0], {%1,%1,%1,%1};" ::"l"(base + j), "f"(f) : "memory");
+        } else {
+          asm volatile("ld.global.cg.v4.f32 {%0,%1,%2,%3}, [%4];"
+                       : "=f"(v[u].x), "=f"(v[u].y), "=f"(v[u].z), "=f"(v[u].w) : "l"(base + j));
+        }
       }
+      if (MODE == 0) {
 #pragma unroll
-      for (int u = 0; u < U; u++) acc += v[u].x + v[u].y + v[u].z + v[u].w;
+        for (int u = 0; u < U; u++) acc += v[u].x + v[u].y + v[u].z + v[u].w;
+      } else if (MODE == 2) {
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+          long long j = idx + u * stride;
+          if (j >= span) j -= span;
+          asm volatile("st.global.cg.v4.f32 [%0], {%1,%2,%3,%4};" ::"l"(base + span + j), "f"(v[u].x), "f"(v[u].y),
+                       "f"(v[u].z), "f"(v[u].w) : "memory");
+        }
+      }
       idx += U * stride;
-      if (idx >= slice) idx -= slice;
-      if (ph == 1) timed += U * sizeof(float4);
+      if (idx >= span) idx -= span;
+      if (ph == 1) timed += (MODE == 2 ? 2 : 1) * U * sizeof(float4);
     }
     atomicAdd(&streamed, timed);
     if (acc == 12345.0f) sink[0] = acc;      // never true for the host's data; keeps the loads
@@ -74,14 +94,18 @@ __device__ void loaded_body(const unsigned long long *const *starts, int warm, i
   if (threadIdx.x == 0) out[5 * blockIdx.x + 2] = streamed;
 }
 
-#define LOADED(U)                                                                                           \
-  extern "C" __global__ void loaded_u##U(const unsigned long long *const *starts, int warm, int steps,     \
-                                         const float4 *stream, long long slice, unsigned long long *out,   \
-                                         float *sink) {                                                    \
-    loaded_body<U>(starts, warm, steps, stream, slice, out, sink);                                         \
+#define LOADED(NAME, U, MODE)                                                                               \
+  extern "C" __global__ void NAME(const unsigned long long *const *starts, int warm, int steps,            \
+                                  const float4 *stream, long long slice, unsigned long long *out,          \
+                                  float *sink) {                                                           \
+    loaded_body<U, MODE>(starts, warm, steps, stream, slice, out, sink);                                   \
   }
 
-LOADED(1)
-LOADED(2)
-LOADED(4)
-LOADED(8)
+LOADED(loaded_u1, 1, 0)
+LOADED(loaded_u2, 2, 0)
+LOADED(loaded_u4, 4, 0)
+LOADED(loaded_u8, 8, 0)
+LOADED(loaded_w_u1, 1, 1)
+LOADED(loaded_w_u4, 4, 1)
+LOADED(loaded_rw_u1, 1, 2)
+LOADED(loaded_rw_u4, 4, 2)
