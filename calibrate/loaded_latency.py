@@ -57,6 +57,19 @@ def _chains(cp, np, rng, slice_lines, seg_lines, n_seg):
     return buf, starts
 
 
+def chase_row(res, family: str, s: int, u: int, rep: int) -> dict:
+    """One point's row from the kernel's out[] (5 words per CTA): the chase's cycles per load over the
+    SMs (median, p10, p90) and the streams' GB/s (their bytes over the chase's time, summed over SMs)."""
+    import numpy as np
+    r = res.reshape(SMS, 5).astype(np.int64)
+    cyc, ns, nbytes, sm = r[:, 0] / STEPS, r[:, 1], r[:, 2], r[:, 4]
+    return {"family": family, "stream_warps": s, "loads_in_flight": u, "repeat": rep,
+            "chase_cycles_median": float(np.median(cyc)), "chase_cycles_p10": float(np.percentile(cyc, 10)),
+            "chase_cycles_p90": float(np.percentile(cyc, 90)),
+            "stream_gbps": float(np.sum(nbytes / np.maximum(ns, 1))),
+            "chase_us_median": float(np.median(ns)) / 1e3, "distinct_sms": int(len(set(sm.tolist())))}
+
+
 def run_on_gpu(out: Path):
     import subprocess
     import numpy as np
@@ -93,13 +106,7 @@ def run_on_gpu(out: Path):
         kern[u]((SMS,), (32 * (s + 1),), (starts, np.int32(warm), np.int32(STEPS), stream, np.int64(slice_f4),
                                           res, sink))
         cp.cuda.Device().synchronize()
-        r = res.get().reshape(SMS, 5).astype(np.int64)
-        cyc, ns, nbytes, sm = r[:, 0] / STEPS, r[:, 1], r[:, 2], r[:, 4]
-        row = {"family": family, "stream_warps": s, "loads_in_flight": u, "repeat": rep,
-               "chase_cycles_median": float(np.median(cyc)), "chase_cycles_p10": float(np.percentile(cyc, 10)),
-               "chase_cycles_p90": float(np.percentile(cyc, 90)),
-               "stream_gbps": float(np.sum(nbytes / np.maximum(ns, 1))),
-               "chase_us_median": float(np.median(ns)) / 1e3, "distinct_sms": int(len(set(sm.tolist())))}
+        row = chase_row(res.get(), family, s, u, rep)
         rows.append(row)
         print(row, flush=True)
 

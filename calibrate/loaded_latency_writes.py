@@ -21,7 +21,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 from loaded_latency import (DRAM_SLICE_LINES, DRAM_STREAM_F4, SMS, STEPS, WARM, _chains,  # noqa: E402
-                            summarize)
+                            chase_row, summarize)
 from micro_cli import BUILD_FLAGS, gpu_provenance, out_or_record, write_record  # noqa: E402  (beside this script)
 
 KERNELS = {("dram", 1): "loaded_u1", ("dram", 4): "loaded_u4", ("dram_w", 1): "loaded_w_u1",
@@ -59,13 +59,7 @@ def run_on_gpu(out: Path):
                                                         np.int64(DRAM_STREAM_F4), res, sink))
             k += 1
             cp.cuda.Device().synchronize()
-            r = res.get().reshape(SMS, 5).astype(np.int64)
-            cyc, ns, nbytes, sm = r[:, 0] / STEPS, r[:, 1], r[:, 2], r[:, 4]
-            row = {"family": family, "stream_warps": s, "loads_in_flight": u, "repeat": rep,
-                   "chase_cycles_median": float(np.median(cyc)), "chase_cycles_p10": float(np.percentile(cyc, 10)),
-                   "chase_cycles_p90": float(np.percentile(cyc, 90)),
-                   "stream_gbps": float(np.sum(nbytes / np.maximum(ns, 1))),
-                   "chase_us_median": float(np.median(ns)) / 1e3, "distinct_sms": int(len(set(sm.tolist())))}
+            row = chase_row(res.get(), family, s, u, rep)
             rows.append(row)
             print(row, flush=True)
     cubin.unlink()

@@ -31,25 +31,19 @@ def pcsamp_path(kernel: str, size: int, device: str = "h200"):
 
 
 def load_pcsamp(kernel: str, size: int, device: str = "h200") -> dict | None:
-    """{opcode group: {state: samples}} from the record, None when there is none. Samples that
-    ncu takes in a cycle where the warp issued nothing (`..._not_issued`) are a subset of their
-    state's and are not added again."""
-    p = pcsamp_path(kernel, size, device)
-    if not p.exists():
+    """{opcode group: {state: samples}} from the record, None when there is none (load_pcsamp_by_pc's
+    samples summed by the opcode of each PC's SASS)."""
+    got = load_pcsamp_by_pc(kernel, size, device)
+    if got is None:
         return None
-    rec = json.loads(p.read_text())
-    sass = rec["sass"]
+    per_pc, sass, _ = got
     out: dict = {}
-    for metric, per_pc in rec["samples_per_pc"].items():
-        if not metric.startswith(PREFIX) or metric.endswith("_not_issued"):
-            continue
-        state = metric[len(PREFIX):]
-        state = "no_instruction" if state == "no_instructions" else state
-        for pc, v in per_pc.items():
-            words = sass.get(pc, "?").split()
-            op = words[1] if words and words[0].startswith("@") and len(words) > 1 else (words[0] if words else "?")
-            g = out.setdefault(group(op), {})
-            g[state] = g.get(state, 0.0) + float(v)
+    for pc, states in per_pc.items():
+        words = sass.get(pc, "?").split()
+        op = words[1] if words and words[0].startswith("@") and len(words) > 1 else (words[0] if words else "?")
+        g = out.setdefault(group(op), {})
+        for state, v in states.items():
+            g[state] = g.get(state, 0.0) + v
     return out
 
 
@@ -128,7 +122,8 @@ def window_pc_cycles(window) -> dict:
 
 def load_pcsamp_by_pc(kernel: str, size: int, device: str = "h200"):
     """({PC: {state: samples}}, {PC: SASS text}, the record's cache control) from the PC-sample record,
-    None when there is none. As load_pcsamp, the not-issued samples are not added again."""
+    None when there is none. Samples that ncu takes in a cycle where the warp issued nothing
+    (`..._not_issued`) are a subset of their state's and are not added again."""
     p = pcsamp_path(kernel, size, device)
     if not p.exists():
         return None
