@@ -32,6 +32,29 @@ REPEATS = 3
 CHAINS = 32                 # disjoint chains per SM slice (32 x 576 of its 32768 lines)
 
 
+FIT_BELOW = 0.6      # of dram_achieved_bandwidth_gbps: the points the write-latency fit takes
+
+
+def write_latency_fit(value: list, achieved_gbps: float) -> tuple[float, float]:
+    """(cycles per TB/s written, cycles per TB/s read x TB/s written): least squares, no intercept, of the
+    chase's rise over its idle latency at the record's store (dram_w: all writes) and copy (dram_rw: half
+    reads, half writes) points whose streams carry under FIT_BELOW of the achieved DRAM bandwidth (past
+    it the bandwidth's own queueing, which the engine models apart, takes over). The H200 preset's
+    dram_write_latency_cycles_per_tbps and dram_mix_latency_cycles_per_tbps2."""
+    import numpy as np
+    idle = next(r["chase_cycles"] for r in value if r["family"] == "dram" and r["stream_warps"] == 0)
+    x, y = [], []
+    for r in value:
+        total = r["stream_gbps"] / 1e3
+        if r["family"] not in ("dram_w", "dram_rw") or r["stream_gbps"] >= FIT_BELOW * achieved_gbps:
+            continue
+        write, read = (total, 0.0) if r["family"] == "dram_w" else (total / 2, total / 2)
+        x.append([write, read * write])
+        y.append(r["chase_cycles"] - idle)
+    coef = np.linalg.lstsq(np.array(x), np.array(y), rcond=None)[0]
+    return float(coef[0]), float(coef[1])
+
+
 def run_on_gpu(out: Path):
     import subprocess
     import numpy as np

@@ -153,6 +153,14 @@ class GPU:
     # address patterns (grid-stride 4661, per-CTA slices 4699; 264 MB-4.1 GB). micro/bandwidth_dram.json
     # (4329) timed the same kind of read one launch at a time; loaded_latency.json's streams reach 4725
     dram_achieved_bandwidth_gbps: float = 4699.0
+    # [M] micro/loaded_latency_writes.json: a DRAM read's latency rises with the DRAM writes the chip carries
+    # (a dependent chase beside streams that store or copy; reads alone: +4 % at 2.3 TB/s): by
+    # dram_write_latency_cycles_per_tbps x the TB/s written + dram_mix_latency_cycles_per_tbps2 x TB/s read x
+    # TB/s written, cycles (kernel_time.dram_write_rise). Least squares over the record's store and copy
+    # points under 60 % of dram_achieved_bandwidth_gbps, where the engine's bandwidth queues add little
+    # (calibrate/loaded_latency_writes.py: write_latency_fit). 0 and 0: no rise
+    dram_write_latency_cycles_per_tbps: float = 152.2
+    dram_mix_latency_cycles_per_tbps2: float = 67.6
     # [M] micro/bandwidth_dram.json details: a device-to-device copy (cupy.copyto, 2 GiB), bytes read +
     # written per second; with the read figure it sets what a DRAM write costs (timing.lower)
     dram_copy_bandwidth_gbps: float = 4101.1
@@ -382,7 +390,8 @@ ZERO_ALLOWED = frozenset({"lg_sm_untaken_depth", "lg_sm_miss_depth", "lg_sm_miss
                           "lsu_queue_read_ahead", "register_read_lead_cycles", "launch_overhead_us",
                           "cta_dispatch_ns", "cta_slot_gap_ns", "atomic_same_address_ns",
                           "l2_write_gsectors_per_s", "l2_partial_sector_write_gsectors_per_s",
-                          "l2_partial_line_write_gsectors_per_s", "l2_filled_line_write_gsectors_per_s"})
+                          "l2_partial_line_write_gsectors_per_s", "l2_filled_line_write_gsectors_per_s",
+                          "dram_write_latency_cycles_per_tbps", "dram_mix_latency_cycles_per_tbps2"})
 
 
 def _field_type(f) -> str:

@@ -19,7 +19,7 @@ from gpusim.kernel.spec import get_kernel
 from gpusim.memory.cache import (L2_WAYS, LINE, SECTOR, _global_load_rows, _l2_tiles, _new_cache, _window_events,
                                  l1_capacity_bytes, l1_simulate, l2_capacity_bytes, phased_schedule,
                                  time_windows)
-from gpusim.memory.stream import compulsory_l2, reach_sectors, writeback_fractions
+from gpusim.memory.stream import compulsory_l2, reach_sectors, writeback_fractions, written_back_sectors
 from gpusim.paths import device_dir
 
 
@@ -234,6 +234,13 @@ def _writebacks(result) -> dict:
     """{array: share of its stored sectors the L2 writes back to DRAM} (gpusim.memory.stream)."""
     return writeback_fractions(result.trace, result.bases,
                                array_bytes(result.kernel, result.M, result.N, result.K))
+
+
+def dram_write_bytes(result) -> float:
+    """Bytes the L2 writes back to DRAM in the launch (gpusim.memory.stream.written_back_sectors): every
+    stored line once, where the working set outgrows the L2; 0 for a launch whose arrays it keeps."""
+    got = written_back_sectors(result.trace, result.bases, array_bytes(result.kernel, result.M, result.N, result.K))
+    return SECTOR * sum(back for back, _ in got.values())
 
 
 def _stream_reach(result, arch) -> float:

@@ -301,12 +301,73 @@ def prediction_levels(result, gpu: GPU, ptxas=None, *, enabled: bool = True, sch
                    unit_ns=round_ns), finish
 
 
-def predict(result, arch: str | GPU | None = None, *, levels: bool = True, windows=(W1, W2),
-            full: bool = False, control_codes: bool = True, schedule: str = "phased",
-            scoreboards: str = "all", read_barriers: bool = True, l2_pending: bool = True,
-            not_issued: bool = False, dram_rows: str = "spread", register_banks: bool = True,
-            progress=None) -> Prediction:
-    """Predicted whole-kernel time and warp-state ratios of a simulated launch (see module doc).
+WRITE_RISE_STEPS = 4         # at most this many re-timings for the DRAM latency under writes
+WRITE_RISE_SETTLED = 0.01    # ... stopping once the rise moves by less than this share of the idle latency
+
+
+def predict(result, arch: str | GPU | None = None, *, dram_writes: bool = True, progress=None,
+            **switches) -> Prediction:
+    """Predicted whole-kernel time and warp-state ratios of a simulated launch (see module doc and
+    _predict_at for the switches). dram_writes: a launch whose stores the L2 writes back to DRAM has
+    its DRAM reads timed at the latency those writes raise them to (micro/loaded_latency_writes.json:
+    dram_write_latency_cycles_per_tbps and dram_mix_latency_cycles_per_tbps2 of the preset), at the
+    read and write rates of the prediction itself: timed at the idle latency first, then again at the
+    latency its rates give, until the rise settles; False keeps the idle latency (a diagnosis)."""
+    # the GPU the result ran on, with any --set changes, unless another is asked for
+    gpu = get_arch(arch) if arch is not None else getattr(result, "gpu", None) or get_arch(result.arch)
+    pred = _predict_at(result, gpu, progress=progress, **switches)
+    if not dram_writes:
+        return pred
+    return _under_writes(result, gpu, pred, lambda g: _predict_at(result, g, **switches))
+
+
+def dram_write_rise(gpu: GPU, read_tbps: float, write_tbps: float) -> float:
+    """SM cycles a DRAM read's latency rises by beside read_tbps of DRAM reads and write_tbps of writes
+    (the preset's fit to micro/loaded_latency_writes.json: a term in the writes and one in reads x writes,
+    the turnarounds between them; reads alone add nothing below the bandwidth the engine's queues model)."""
+    return (gpu.dram_write_latency_cycles_per_tbps * write_tbps
+            + gpu.dram_mix_latency_cycles_per_tbps2 * read_tbps * write_tbps)
+
+
+def _under_writes(result, gpu: GPU, pred: Prediction, again) -> Prediction:
+    """pred re-timed (again(gpu with a raised DRAM latency)) until the write rise settles; see predict."""
+    from dataclasses import replace
+    hr = getattr(pred.inputs.get("levels"), "hit_rates", None)
+    if not hr or getattr(result, "trace", None) is None:
+        return pred
+    from gpusim.estimate.cache_model import dram_write_bytes
+    wbytes = dram_write_bytes(result)
+    if wbytes <= 0:
+        return pred
+    clk = gpu.sm_clock_max_mhz
+    idle = gpu.dram_latency_ns * clk / 1000.0
+    rise, timed_at = 0.0, 0.0
+    for _ in range(WRITE_RISE_STEPS):
+        secs = pred.cycles / (clk * 1e6)
+        read, write = hr["dram__bytes_read.sum"] / secs / 1e12, wbytes / secs / 1e12
+        rise = dram_write_rise(gpu, read, write)
+        if abs(rise - timed_at) < WRITE_RISE_SETTLED * idle:
+            break
+        timed_at = rise
+        pred = again(replace(gpu, dram_latency_ns=gpu.dram_latency_ns + rise * 1000.0 / clk))
+        hr = pred.inputs["levels"].hit_rates
+    secs = pred.cycles / (clk * 1e6)
+    pred.metrics["dram__bytes_write.sum"] = wbytes
+    pred.metrics["gpusim__dram_write_gbps"] = wbytes / secs / 1e9
+    pred.metrics["gpusim__dram_read_latency_cycles"] = idle + timed_at
+    if timed_at > 0:
+        pred.notes.append(f"DRAM reads timed at {idle + timed_at:.0f} cycles: {idle:.0f} idle plus {timed_at:.0f} for "
+                          f"the launch's DRAM writes ({wbytes / 1e6:.1f} MB written back, {read:.2f} TB/s read and "
+                          f"{write:.2f} TB/s written at the predicted time; micro/loaded_latency_writes.json)")
+    return pred
+
+
+def _predict_at(result, gpu: GPU, *, levels: bool = True, windows=(W1, W2),
+                full: bool = False, control_codes: bool = True, schedule: str = "phased",
+                scoreboards: str = "all", read_barriers: bool = True, l2_pending: bool = True,
+                not_issued: bool = False, dram_rows: str = "spread", register_banks: bool = True,
+                progress=None) -> Prediction:
+    """Predicted whole-kernel time and warp-state ratios of a simulated launch on `gpu` (see module doc).
     schedule: the L2 model's CTA schedule (gpusim.memory.cache): "phased" (default: slots staggered
     as the engine's first round finishes, slot_finish), "fluid", "waves", or "measured" to replay
     the H200's recorded one (a diagnosis of the L2 model, not a prediction). scoreboards: which
@@ -329,8 +390,6 @@ def predict(result, arch: str | GPU | None = None, *, levels: bool = True, windo
     each round's windows (a progress bar)."""
     if scoreboards not in ("all", "global", "none"):
         raise GpusimError(f"scoreboards must be 'all', 'global' or 'none', got {scoreboards!r}")
-    # the GPU the result ran on, with any --set changes, unless another is asked for
-    gpu = get_arch(arch) if arch is not None else getattr(result, "gpu", None) or get_arch(result.arch)
     gx, gy, gz = result.grid
     G = gx * gy * gz
     per_sm, plan = plan_rounds(G, result.occupancy.blocks_per_sm, gpu.sm_count)

@@ -121,11 +121,11 @@ def _store_rows(trace):
     return np.flatnonzero(sel)
 
 
-def writeback_fractions(trace, bases: dict, sizes: dict) -> dict:
-    """Per array (by name) the kernel stores to: the share of its stored sectors that the L2 writes back
-    to DRAM, each written sector once per launch (its later stores merge in the L2), capped at the
-    array's size. With the working set larger than the L2 every stored line leaves it dirty; a stored
-    sector that is stored again (a reduction's partial sums) is written back once."""
+def written_back_sectors(trace, bases: dict, sizes: dict) -> dict:
+    """Per array (by name) the kernel stores to: (sectors the L2 writes back to DRAM, sectors stored),
+    each written sector once per launch (its later stores merge in the L2), capped at the array's size.
+    With the working set larger than the L2 every stored line leaves it dirty; a stored sector that is
+    stored again (a reduction's partial sums) is written back once."""
     from gpusim.memory.cache import _array_of, _first_active
     from gpusim.memory.counters import cost_trace
     sidx = _store_rows(cost_trace(trace))
@@ -140,5 +140,11 @@ def writeback_fractions(trace, bases: dict, sizes: dict) -> dict:
         sel = key == i
         stored = float((w[sel] * sect[sel]).sum())
         if stored > 0:
-            out[nm] = min(float(new[sel].sum()), sizes[nm] / SECTOR, stored) / stored
+            out[nm] = (min(float(new[sel].sum()), sizes[nm] / SECTOR, stored), stored)
     return out
+
+
+def writeback_fractions(trace, bases: dict, sizes: dict) -> dict:
+    """Per array the kernel stores to: the share of its stored sectors that the L2 writes back to DRAM
+    (written_back_sectors)."""
+    return {nm: back / stored for nm, (back, stored) in written_back_sectors(trace, bases, sizes).items()}

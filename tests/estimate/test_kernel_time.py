@@ -247,3 +247,39 @@ def test_rounds_cost_the_dispatch_and_the_slot_gap():
     assert schedule_cycles([(2, 4, 5000.0, 2 * g)], gpu) == pytest.approx(d + 4 * 5000)
     flat = replace(gpu, cta_dispatch_ns=0.0, cta_slot_gap_ns=0.0)
     assert schedule_cycles([(2, 4, 5000.0, 0.0), (1, 1, 3000.0, 0.0)], flat) == pytest.approx(23000.0)
+
+
+def test_write_latency_from_its_micro():
+    """The preset's rise of the DRAM read latency under writes is the least-squares fit of
+    micro/loaded_latency_writes.json (calibrate/loaded_latency_writes.py), and the record shows what it
+    models: writes raise a read's latency where reads alone hardly do."""
+    import sys
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "calibrate"))
+    from loaded_latency_writes import write_latency_fit
+    rec = json.loads((HW / "micro" / "loaded_latency_writes.json").read_text())
+    gpu = gpusim.get_arch("h200")
+    a, c = write_latency_fit(rec["value"], gpu.dram_achieved_bandwidth_gbps)
+    assert gpu.dram_write_latency_cycles_per_tbps == pytest.approx(a, abs=0.1)
+    assert gpu.dram_mix_latency_cycles_per_tbps2 == pytest.approx(c, abs=0.1)
+    rows = {(r["family"], r["stream_warps"], r["loads_in_flight"]): r for r in rec["value"]}
+    idle = rows[("dram", 0, 1)]["chase_cycles"]
+    assert rows[("dram", 8, 4)]["chase_cycles"] < 1.05 * idle < rows[("dram_rw", 8, 1)]["chase_cycles"] / 1.2
+
+
+def test_dram_writes_raise_the_read_latency():
+    """copy4 at 4096 writes B back to DRAM (64 MB, past the L2): its reads are timed at the idle latency
+    plus the rise its own read and write rates give (a fixed point, to the settling tolerance), which
+    makes it slower than at the idle latency; a launch the L2 holds (1024) has no rise."""
+    from gpusim.estimate.kernel_time import WRITE_RISE_SETTLED, dram_write_rise
+    gpu = gpusim.get_arch("h200")
+    r = gpusim.simulate("copy4", 4096, keep_trace=True)
+    p, idle = predict(r), predict(r, dram_writes=False)
+    lat0 = gpu.dram_latency_ns * gpu.sm_clock_max_mhz / 1000.0
+    assert p.metrics["dram__bytes_write.sum"] == 4096 * 4096 * 4
+    secs = p.cycles / (gpu.sm_clock_max_mhz * 1e6)
+    rise = dram_write_rise(gpu, p.metrics["dram__bytes_read.sum"] / secs / 1e12,
+                           p.metrics["dram__bytes_write.sum"] / secs / 1e12)
+    assert p.metrics["gpusim__dram_read_latency_cycles"] - lat0 == pytest.approx(rise, abs=WRITE_RISE_SETTLED * lat0)
+    assert p.cycles > idle.cycles and any("DRAM reads timed at" in n for n in p.notes)
+    small = gpusim.simulate("copy4", 1024, keep_trace=True)
+    assert predict(small).cycles == predict(small, dram_writes=False).cycles

@@ -84,3 +84,14 @@ def test_writebacks_count_a_stored_sector_once():
     wb = S.writeback_fractions(r.trace, r.bases, array_bytes("transpose_naive", 256, 256, 256))
     # each store writes 4 B into 32 sectors; a sector's 8 floats come from 8 stores: 1/8 are write-backs
     assert wb == {"B": 1 / 8}
+
+
+def test_written_back_sectors_add_up_to_dram_write_bytes():
+    """transpose_naive at 256: each of B's sectors is stored 8 times (4 B a store) and written back once;
+    dram_write_bytes is those sectors' bytes."""
+    r = gpusim.simulate("transpose_naive", 256, mode="full", keep_trace=True)
+    sizes = array_bytes("transpose_naive", 256, 256, 256)
+    got = S.written_back_sectors(r.trace, r.bases, sizes)
+    back, stored = got["B"]
+    assert back == 256 * 256 * 4 / 32 and stored == 8 * back
+    assert CM.dram_write_bytes(r) == 32 * back

@@ -44,6 +44,7 @@ UNITS = {
     "memory": ("L2 and DRAM", (
         "l2_bytes", "l2_hit_latency_cycles", "dram_latency_ns", "l2_to_l1_bytes_per_sm_cycle", "l2_bandwidth_gbps",
         "dram_bandwidth_gbps", "dram_achieved_bandwidth_gbps", "dram_copy_bandwidth_gbps",
+        "dram_write_latency_cycles_per_tbps", "dram_mix_latency_cycles_per_tbps2",
         "l2_write_gsectors_per_s", "l2_partial_sector_write_gsectors_per_s", "l2_partial_line_write_gsectors_per_s",
         "l2_filled_line_write_gsectors_per_s",
         "l2_stream_resident_bytes")),
