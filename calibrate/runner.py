@@ -146,6 +146,7 @@ DRIVERS: tuple[Driver, ...] = (
     out_then_record("lg_throughput.py"),
     out_then_record("loaded_latency.py"),
     out_then_record("loaded_latency_writes.py"),
+    out_then_record("masked_shared.py"),
     out_then_record("lg_throughput.py", "lg_throughput_lsu.json", "--lsu", name="lg_throughput_lsu"),
     out_then_record("mio_capacity.py"),
     out_then_record("mio_capacity_ncu.py"),
