@@ -215,6 +215,7 @@ def _rates(result, sectors, hits, dram_sectors, l1cap, *, miss, pending, pending
     l2_reads = sectors - hits
     return {
         "gpusim__dram_writeback_fraction_by_array": _writebacks(result),
+        "dram__bytes_write.sum": dram_write_bytes(result),
         "l1tex__t_sector_pipe_lsu_mem_global_op_ld_hit_rate.pct": 100.0 * hits / sectors if sectors else 0.0,
         "lts__t_sectors_srcunit_tex_op_read.sum": l2_reads,
         "l1tex__m_xbar2l1tex_read_bytes.sum": SECTOR * l2_reads,

@@ -333,11 +333,8 @@ def _under_writes(result, gpu: GPU, pred: Prediction, again) -> Prediction:
     """pred re-timed (again(gpu with a raised DRAM latency)) until the write rise settles; see predict."""
     from dataclasses import replace
     hr = getattr(pred.inputs.get("levels"), "hit_rates", None)
-    if not hr or getattr(result, "trace", None) is None:
-        return pred
-    from gpusim.estimate.cache_model import dram_write_bytes
-    wbytes = dram_write_bytes(result)
-    if wbytes <= 0:
+    wbytes = hr.get("dram__bytes_write.sum", 0.0) if hr else 0.0
+    if wbytes <= 0:         # no cache model, or a launch the L2 holds: nothing written back
         return pred
     clk = gpu.sm_clock_max_mhz
     idle = gpu.dram_latency_ns * clk / 1000.0
