@@ -15,14 +15,13 @@ LDS, each address the last one's result (latency: cycles per step, on and off). 
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
-from micro_cli import BUILD_FLAGS, gpu_provenance, out_or_record, write_record  # noqa: E402  (beside this script)
+from micro_cli import build_keeping_sass, gpu_provenance, out_or_record, write_record  # noqa: E402  (beside this script)
 
 SMS = 132
 WARPS = (1, 4, 8, 16, 32)
@@ -33,10 +32,7 @@ CHAIN = (64, 128)          # iterations of 16 dependent loads: the step is the d
 def run_on_gpu(out: Path):
     import numpy as np
     from gpusim.hw.gpu import cupy
-    cubin = out / "masked_shared.cubin"
-    subprocess.run(["nvcc", *BUILD_FLAGS, "-cubin", "-o", str(cubin), str(HERE / "masked_shared.cu")], check=True)
-    sass = subprocess.run(["cuobjdump", "-sass", str(cubin)], capture_output=True, text=True).stdout
-    (out / "masked_shared.sass").write_text(sass)
+    cubin = build_keeping_sass(out, "masked_shared")
     cp = cupy()
     mod = cp.RawModule(path=str(cubin))
     res = cp.zeros(2 * SMS, cp.int64)
@@ -89,10 +85,8 @@ def record(dir_: Path, dest: Path):
         unit="warp-instructions per SM cycle (rate, the best over warp counts); cycles per dependent step",
         value={"rate_per_sm_cycle": rate, "latency_cycles": lat},
         details={"rows": rows},
+        sass=dir_ / "masked_shared.sass",
     )
-    sass = dir_ / "masked_shared.sass"
-    if sass.exists():
-        (dest.parent / "masked_shared.sass").write_text(sass.read_text())
 
 
 if __name__ == "__main__":

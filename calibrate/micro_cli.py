@@ -92,15 +92,29 @@ def provenance(prov: dict) -> dict:
             "cuda": cuda, "clocks": {k: v for k, v in smi.items() if "clock" in k}, "build_flags": BUILD_FLAGS}
 
 
+def build_keeping_sass(out: Path, stem: str) -> Path:
+    """nvcc calibrate/<stem>.cu into out/<stem>.cubin, its cuobjdump listing kept as out/<stem>.sass (for
+    write_record's sass=); the cubin's path."""
+    cubin = out / f"{stem}.cubin"
+    src = Path(__file__).resolve().parent / f"{stem}.cu"
+    subprocess.run(["nvcc", *BUILD_FLAGS, "-cubin", "-o", str(cubin), str(src)], check=True)
+    sass = subprocess.run(["cuobjdump", "-sass", str(cubin)], capture_output=True, text=True).stdout
+    (out / f"{stem}.sass").write_text(sass)
+    return cubin
+
+
 def write_record(dest: Path, prov: dict, bench: str, *, what: str, how: str, source: str, unit: str, value,
-                 details: dict) -> None:
+                 details: dict, sass: Path | None = None) -> None:
     """Write a standalone micro's record to dest: its fields in the order every record keeps them, the
-    provenance its GPU run left (prov) spread in, the command as run there and then here."""
+    provenance its GPU run left (prov) spread in, the command as run there and then here; sass: the
+    listing the GPU run kept, copied beside the record under its own name (where it exists)."""
     rec = {"schema": "gpusim.hw.micro/1", "bench": bench, "what": what, "how": how,
            "command": prov["command"] + " (on the H200), then --record DIR here", "source": source,
            **provenance(prov), "unit": unit, "value": value, "details": details}
     dest.write_text(json.dumps(rec, indent=1))
     print(f"wrote {dest}")
+    if sass is not None and sass.exists():
+        (dest.parent / sass.name).write_text(sass.read_text())
 
 
 def finish_order(end, fin) -> dict:

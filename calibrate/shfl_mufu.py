@@ -14,14 +14,13 @@ cycles). Each figure is the median over 132 CTAs and 3 launches; the SASS is kep
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
-from micro_cli import BUILD_FLAGS, gpu_provenance, out_or_record, write_record  # noqa: E402  (beside this script)
+from micro_cli import build_keeping_sass, gpu_provenance, out_or_record, write_record  # noqa: E402  (beside this script)
 
 SMS = 132
 LATENCY = ("shfl_chain", "shfl_fadd", "ex2_only", "ex2_chain", "rcp_chain")
@@ -33,10 +32,7 @@ N_RATE = 256
 def run_on_gpu(out: Path):
     import numpy as np
     from gpusim.hw.gpu import cupy
-    cubin = out / "shfl_mufu.cubin"
-    subprocess.run(["nvcc", *BUILD_FLAGS, "-cubin", "-o", str(cubin), str(HERE / "shfl_mufu.cu")], check=True)
-    sass = subprocess.run(["cuobjdump", "-sass", str(cubin)], capture_output=True, text=True).stdout
-    (out / "shfl_mufu.sass").write_text(sass)
+    cubin = build_keeping_sass(out, "shfl_mufu")
     cp = cupy()
     mod = cp.RawModule(path=str(cubin))
     res = cp.zeros(2 * SMS, cp.int64)
@@ -83,10 +79,8 @@ def record(dir_: Path, dest: Path):
         unit="cycles per dependent op (latency), warp-level ops per SM cycle (rate, the best over warp counts)",
         value={"latency_cycles": lat, "rate_per_sm_cycle": rate},
         details={"rows": rows},
+        sass=dir_ / "shfl_mufu.sass",
     )
-    sass = dir_ / "shfl_mufu.sass"
-    if sass.exists():
-        (dest.parent / "shfl_mufu.sass").write_text(sass.read_text())
 
 
 if __name__ == "__main__":
