@@ -9,7 +9,7 @@ pass waits about 870 cycles a load on the H200 where the engine, with the idle l
 writes raise the reads' latency? The same kernel (calibrate/loaded_latency.cu, one CTA per SM, lane 0 of
 warp 0 chasing dependent .cg loads over lines cold in the L2) with the S other warps storing float4s
 (family dram_w, each thread U stores per step) or copying them, U loads then U stores to the other half of
-their slice (dram_rw), against the read streams of the first study (dram) run in the same session.
+their slice (dram_rw), against read streams as in the first study (dram), run alongside them.
 """
 from __future__ import annotations
 
