@@ -16,6 +16,8 @@ flight (kernel_time.predict's l2_pending, on by default), a diagnosis of that ru
 --dram-rows grouped: the L2 model's DRAM share of a window's global loads goes to whole load
 instructions of a CTA (all its warps) instead of row by row (kernel_time.predict's dram_rows), a
 diagnosis of how the barrier / long_scoreboard split depends on which warps wait on DRAM.
+--no-chain: every round timed as the first, its CTAs starting together, instead of each later CTA
+following the one before it in its slot (kernel_time.predict's chain), a diagnosis of that rule.
 --windows W1,W2: the two loop-trip windows whose difference gives a round's steady trip (default 16,48,
 kernel_time.W1/W2); --full times every trip instead: diagnoses of the sampling error on a launch.
 --variants: the same table for the held-out set, each ladder kernel with other tile parameters
@@ -26,7 +28,7 @@ only): the second held-out set; MAPE, max error and the kernels' order at each s
 --ladder memory: the second ladder (copies, transposes, reductions, softmax, stencil, SGEMV), with the
 transposes' and the reductions' order at every size and the top stall at the middle size (2048).
 Usage: python bench/bench_timing.py [--kernels a,b | --ladder memory] [--sizes 1024,2048,4096] [--schedule phased]
-       [--scoreboards all] [--no-l2-pending] [--windows 16,48 | --full] [--variants | --shapes]
+       [--scoreboards all] [--no-l2-pending] [--no-chain] [--windows 16,48 | --full] [--variants | --shapes]
 """
 import argparse
 import json
@@ -105,6 +107,8 @@ def main():
                          "(default) or whole load instructions of a CTA (a diagnosis)")
     ap.add_argument("--no-read-barriers", action="store_true",
                     help="leave out ptxas's read barriers on memory instructions (a diagnosis)")
+    ap.add_argument("--no-chain", action="store_true",
+                    help="time every round as the first, its CTAs starting together (a diagnosis)")
     ap.add_argument("--windows", default=None,
                     help="W1,W2: the loop-trip windows of the steady-trip estimate (default kernel_time.W1,W2; a diagnosis)")
     ap.add_argument("--full", action="store_true", help="time every trip, no window extrapolation (a diagnosis)")
@@ -126,7 +130,7 @@ def main():
         a.kernels = ",".join(LADDER if a.ladder == "sgemm" else LADDERS[a.ladder])
         stall_size = 4096 if a.ladder == "sgemm" else 2048
     kw = {"full": a.full, "scoreboards": a.scoreboards, "read_barriers": not a.no_read_barriers,
-          "l2_pending": not a.no_l2_pending, "dram_rows": a.dram_rows}
+          "l2_pending": not a.no_l2_pending, "dram_rows": a.dram_rows, "chain": not a.no_chain}
     if a.windows:
         try:
             w1, w2 = (int(x) for x in a.windows.split(","))

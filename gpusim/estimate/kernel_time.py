@@ -16,11 +16,11 @@ predicted kernel time with ncu-named warp-state ratios:
    C(W1) + (T - W1) * per_trip. The same linear extrapolation is applied to every warp-state
    counter and to the issued instructions, so the stall ratios are those of the whole round.
    When T <= W2 the full trace is timed and nothing is extrapolated.
-3. Kernel cycles = sum over the busiest SM's rounds (rounds follow each other: a CTA slot
-   frees when its CTA retires; we take the rounds as back to back, as the H200's block
-   scheduler refills them, ignoring the stagger between slots: the recorded schedules,
-   traces/hw/h200/ctasched/, show lockstep waves for the tiled kernels but two phases half a
-   CTA apart for naive and smemtile). time_ms = cycles / SM clock + launch overhead.
+3. Kernel cycles = sum over the busiest SM's rounds. The first round's CTAs start together;
+   in the later ones each CTA starts when the one before it in its slot ends (steady_round:
+   the engine times CHAIN_GENS CTAs a slot, so the slots drift apart as their CTAs' times
+   differ, as the recorded schedules, traces/hw/h200/ctasched/, show after the first wave).
+   time_ms = cycles / SM clock + launch overhead.
    time_ms adds the launch's fixed overhead as the records' CUDA events see it (the preset's
    launch_overhead_us: an empty launch queued behind other work, micro/launch_overhead.json);
    the cycles are the kernel's execution alone.
@@ -76,6 +76,8 @@ class Round:
     block_idx: list            # blockIdx of the resident CTAs that were timed
     op_states: dict = field(default_factory=dict)   # {opcode: {state: cycles}} of the whole round
     timing2: TimingResult | None = None  # the W2 window's engine result (None: timed in full)
+    later_cycles: float | None = None    # each later round's cycles, its CTAs following in their slots
+                                         # (steady_round; None: count 1, or timed as the first)
 
 
 @dataclass
@@ -112,7 +114,8 @@ class Prediction:
                 "stall_sites": self.op_state_cycles,
                 "timing_metrics": self.metrics,
                 "rounds": [{"resident_ctas": r.ctas, "count": r.count, "trips": r.trips,
-                            "cycles": r.cycles, "cycles_per_trip": r.per_trip} for r in self.rounds],
+                            "cycles": r.cycles, "cycles_per_trip": r.per_trip,
+                            "later_round_cycles": r.later_cycles} for r in self.rounds],
                 # the loads in the LSU pipe as ncu counts them, over the whole kernel (busiest SM)
                 "lsu": {k: self.metrics[k] for k in LSU_METRIC_NAMES if k in self.metrics},
                 "windows": list(self.windows), "memory_levels": self.memory_levels, "notes": self.notes}
@@ -198,6 +201,66 @@ def time_round(result, gpu: GPU, r: int, levels: _Levels, windows=(W1, W2), full
     return float(cycles), vec, trips, float(per_trip), t1, bidx, ops, t2
 
 
+CHAIN_GENS = (2, 4)   # CTAs per slot of the two chained runs of steady_round: the period is their difference
+                      # per CTA, past the first CTA that follows (reduce_smem at 4096, 8 slots: the engine's
+                      # cycles per CTA between 2 and 4, 3 and 4, 4 and 6 CTAs a slot 2135 / 2077 / 2168;
+                      # between 1 and 3 2617, the first round's CTAs starting together)
+
+
+def steady_round(result, gpu: GPU, r: int, count: int, levels: _Levels, sync, windows=(W1, W2),
+                 full: bool = False, ptxas=None, not_issued: bool = False):
+    """(cycles, state-cycles+issued vector, op_states) of each round after the first of `count` rounds
+    of r resident CTAs, as the block scheduler refills the slots: each CTA starts when the one before
+    it in its slot ends (the slot gap and the dispatch interval of micro/cta_turnaround.json), so the
+    slots drift apart as their CTAs' times differ (traces/hw/h200/ctasched/: after the first round the
+    H200's CTAs of one SM start spread out, not in waves, for the memory ladder's kernels). The engine
+    times CHAIN_GENS CTAs a slot in the window the round was timed in (the first window, or in full);
+    the period is the difference per CTA. sync: time_round's result for the round. A round extrapolated
+    from trip windows gets the change that chaining makes in the first window (the slots' drift acts
+    at the CTAs' starts and ends, not per trip). None when count < 2 (no CTA follows another)."""
+    if count < 2:
+        return None
+    cyc_s, v_s, _trips, per_trip, t1, bidx, ops_s, _t2 = sync
+    g1, g2 = (CHAIN_GENS if count >= CHAIN_GENS[1] else (1, count))
+    grp = _groups(result, gpu)
+    gx, gy, gz = result.grid
+    n_sm = min(gx * gy * gz, gpu.sm_count)
+    window = None if (full or per_trip is None) else windows[0]
+    runs = {}
+    for g in (g1, g2):
+        if g == 1:      # the round's own first window (or full run): no CTA follows
+            runs[g] = t1
+            continue
+        tr, _, _ = window_trace(result, _resident(result, gpu, r * g), window)
+        counts, boards, reads, banks = ptxas if ptxas else (None, None, None, None)
+        runs[g] = simulate_sm(tr, gpu, global_level=levels(tr, gpu), active_sms=n_sm, stall_counts=counts,
+                              scoreboards=boards, read_barriers=reads, register_banks=banks,
+                              not_issued=not_issued, groups=grp, slots=r)
+    a, b = runs[g1], runs[g2]
+    period = (b.cycles - a.cycles) / (g2 - g1)
+    v_gen = (_state_vec(b) - _state_vec(a)) / (g2 - g1)
+    oa, ob = a.op_state_cycles, b.op_state_cycles
+    ops_gen = {op: {k: (ob.get(op, {}).get(k, 0) - oa.get(op, {}).get(k, 0)) / (g2 - g1)
+                    for k in set(oa.get(op, {})) | set(ob.get(op, {}))} for op in set(oa) | set(ob)}
+    # the chained window's change, carried to the whole round (nothing to carry when timed in full)
+    cycles = cyc_s + (period - t1.cycles)
+    vec = np.maximum(v_s + (v_gen - _state_vec(t1)), 0.0)
+    ops = _add_ops(ops_s, ops_gen, t1.op_state_cycles)
+    return float(cycles), vec, ops
+
+
+def _add_ops(base: dict, gen: dict, window: dict) -> dict:
+    """{op: {state: base + gen - window}} clamped at 0 (steady_round's change to a round's op states)."""
+    out = {}
+    for op in sorted(set(base) | set(gen) | set(window)):
+        sb, sg, sw = base.get(op, {}), gen.get(op, {}), window.get(op, {})
+        d = {k: max(sb.get(k, 0) + sg.get(k, 0) - sw.get(k, 0), 0.0) for k in sorted(set(sb) | set(sg) | set(sw))}
+        d = {k: v for k, v in d.items() if v > 0}
+        if d:
+            out[op] = d
+    return out
+
+
 W0 = 4     # trips of the window that gives the first round's CTA finish order: the fractions settle by
            # 4 trips (coalesced 0.84 / 0.88 / 0.88 at 2 / 4 / 8; the others within 0.02 of 8 trips)
 
@@ -228,7 +291,9 @@ def first_round_probe(result, gpu: GPU, r: int, ptxas=None) -> tuple[list, float
 
 
 def schedule_cycles(rounds: list, gpu: GPU, ends: list | None = None) -> float:
-    """The busiest SM's cycles for its rounds [(resident CTAs r, rounds, cycles of one, drain)] in order, as
+    """The busiest SM's cycles for its rounds [(resident CTAs r, rounds, cycles of one, drain[, later])] in
+    order (later: the cycles of each round after the first, its CTAs following in their slots, slot gap
+    and dispatch included: steady_round; None or absent: the rule below), as
     the block scheduler hands the CTAs out (micro/cta_turnaround.json): it gives an SM a new CTA at most
     every cta_dispatch_ns, so the first round's r CTAs start (r - 1) of those apart, and a CTA slot stands
     empty cta_slot_gap_ns between one CTA's exit and the next one's start; each later round takes the
@@ -240,10 +305,12 @@ def schedule_cycles(rounds: list, gpu: GPU, ends: list | None = None) -> float:
     per_ns = gpu.sm_clock_max_mhz * 1e-3
     d, g = gpu.cta_dispatch_ns * per_ns, gpu.cta_slot_gap_ns * per_ns
     total, first = 0.0, True
-    for r, count, cyc, drain in rounds:
+    for r, count, cyc, drain, *chained in rounds:
         if count <= 0:
             continue
         later = max(cyc + max(g - drain, 0.0), r * d)
+        if chained and chained[0] is not None:
+            later = chained[0]
         for k in range(count):
             if first:
                 total += (r - 1) * d + cyc
@@ -363,7 +430,7 @@ def _predict_at(result, gpu: GPU, *, levels: bool = True, windows=(W1, W2),
                 full: bool = False, control_codes: bool = True, schedule: str = "phased",
                 scoreboards: str = "all", read_barriers: bool = True, l2_pending: bool = True,
                 not_issued: bool = False, dram_rows: str = "spread", register_banks: bool = True,
-                progress=None) -> Prediction:
+                chain: bool = True, progress=None) -> Prediction:
     """Predicted whole-kernel time and warp-state ratios of a simulated launch on `gpu` (see module doc).
     schedule: the L2 model's CTA schedule (gpusim.memory.cache): "phased" (default: slots staggered
     as the engine's first round finishes, slot_finish), "fluid", "waves", or "measured" to replay
@@ -381,6 +448,8 @@ def _predict_at(result, gpu: GPU, *, levels: bool = True, windows=(W1, W2),
     instructions of a CTA (all its warps' rows) rather than row by row (gpusim.memory.cache.global_levels).
     register_banks: FP32 rows carry the register reads of the kernel's SASS (register_banks); False to
     leave them out (a diagnosis: the switch bubble alone).
+    chain: the rounds after the first are timed with each CTA following the one before it in its slot
+    (steady_round); False times every round as the first, its CTAs starting together (a diagnosis).
     not_issued (a diagnosis): also the share of each state's cycles in which the warp's SMSP issued
     nothing (gpusim__<state>_not_issued.pct), what ncu's PC sampling counts as not-issued samples.
     progress: called as progress(steps done, steps) after the first-round finish order, the L2 model and
@@ -405,17 +474,23 @@ def _predict_at(result, gpu: GPU, *, levels: bool = True, windows=(W1, W2),
                                           l2_pending=l2_pending, dram_rows=dram_rows, step=step)
     step()
     for r, count in plan:
-        cyc, v, trips, per_trip, t, bidx, ops, t2 = time_round(result, gpu, r, levels_fn, windows, full, ptxas,
-                                                             not_issued)
-        rounds.append(Round(r, count, trips, cyc, per_trip, t, bidx, ops, t2))
+        sync = time_round(result, gpu, r, levels_fn, windows, full, ptxas, not_issued)
+        cyc, v, trips, per_trip, t, bidx, ops, t2 = sync
+        steady = steady_round(result, gpu, r, count, levels_fn, sync, windows, full, ptxas,
+                              not_issued) if chain else None
+        rounds.append(Round(r, count, trips, cyc, per_trip, t, bidx, ops, t2,
+                            steady[0] if steady else None))
         step()
-        for op, st in ops.items():
-            acc = op_states.setdefault(op, {})
-            for k, c in st.items():
-                acc[k] = acc.get(k, 0.0) + count * c
-        vec = count * v if vec is None else vec + count * v
+        parts = [(1 if steady else count, v, ops)] + ([(count - 1, steady[1], steady[2])] if steady else [])
+        for n_r, v_r, ops_r in parts:
+            for op, st in ops_r.items():
+                acc = op_states.setdefault(op, {})
+                for k, c in st.items():
+                    acc[k] = acc.get(k, 0.0) + n_r * c
+            vec = n_r * v_r if vec is None else vec + n_r * v_r
     ends: list = []
-    total_cycles = schedule_cycles([(r.ctas, r.count, r.cycles, _drain(r.timing)) for r in rounds], gpu, ends)
+    total_cycles = schedule_cycles([(r.ctas, r.count, r.cycles, _drain(r.timing), r.later_cycles) for r in rounds],
+                                   gpu, ends)
     n_atomic = shared_address_atomics(getattr(result, "trace", None))
     atomic_wait = 0.0
     if n_atomic and gpu.atomic_same_address_ns > 0:
@@ -482,6 +557,13 @@ def _predict_at(result, gpu: GPU, *, levels: bool = True, windows=(W1, W2),
     if len(rounds) and (rounds[0].ctas > 1 or sum(r.count for r in rounds) > 1):
         notes.append(f"rounds as the block scheduler hands CTAs out: one per {gpu.cta_dispatch_ns:.1f} ns an SM, a "
                      f"slot empty {gpu.cta_slot_gap_ns:.0f} ns between CTAs (micro/cta_turnaround.json)")
+    for rd in rounds:
+        if rd.later_cycles is not None:
+            notes.append(f"rounds after the first of {rd.ctas} CTA(s): each CTA follows the one before it in its slot "
+                         f"(the engine timed {CHAIN_GENS[1] if rd.count >= CHAIN_GENS[1] else rd.count} a slot): "
+                         f"{rd.later_cycles:,.0f} cycles a round against the first round's {rd.cycles:,.0f}")
+        elif rd.count > 1:
+            notes.append(f"rounds of {rd.ctas} CTA(s) timed as the first, their CTAs starting together (chain=False)")
     if finish is not None:
         notes.append("L2 model: CTA slots phased as the first round finishes (" +
                      " / ".join(f"{f:.2f}" for f in finish) + ")")

@@ -28,7 +28,7 @@ class TimingResult:
     warp_state_cycles: np.ndarray    # (warps, N_STATES)
     warps: np.ndarray                # (warps, 2): trace CTA id, warp in CTA
     warp_issued: np.ndarray          # instructions issued per warp
-    warp_retire: np.ndarray          # cycle each warp retired (its active cycles: it launched at 0)
+    warp_retire: np.ndarray          # cycle each warp retired (its active cycles less warp_launch)
     issue_cycle: np.ndarray          # issue cycle of each lowered row (event log)
     trace_row: np.ndarray            # input trace row of each lowered row
     row_warp: np.ndarray             # warp (index into `warps`) of each lowered row
@@ -44,10 +44,13 @@ class TimingResult:
     state_log: np.ndarray = field(default_factory=lambda: np.zeros((0, 5), np.int64))
     # the cycle each lowered row's result is available (a load's: its data returned to the registers)
     ready_cycle: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    # the cycle each warp's CTA started (0 but for a CTA that followed another in its slot)
+    warp_launch: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
 
     def warp_metrics(self, i: int) -> dict:
         """The ncu ratios for warp i alone (its cycles per its issued instructions)."""
-        return warp_ratios(self.warp_retire[i], self.warp_issued[i], self.warp_state_cycles[i])
+        start = self.warp_launch[i] if len(self.warp_launch) else 0
+        return warp_ratios(self.warp_retire[i] - start, self.warp_issued[i], self.warp_state_cycles[i])
 
 
 # ncu's names for the loads in the LSU pipe (format with "shared" or "lg"): loads pending per SM cycle from
@@ -90,10 +93,11 @@ def run_lowered(lw: Lowered, arch: GPU, log_states: int = 0, groups: bool | None
     if groups is None:
         groups = np.diff(lw.smsp_start).max(initial=0) >= GROUPS_FROM_WARPS_PER_SMSP
     groups = bool(groups and log_states == 0)
-    cycles, counts, issue_cycle, finish, ctr, op_counts, lat_counts, n_log, ready = E.run(
+    cta_next = lw.cta_next if lw.cta_next is not None else np.full(len(lw.ctas), -1, np.int64)
+    cycles, counts, issue_cycle, finish, ctr, op_counts, lat_counts, n_log, ready, launch = E.run(
         lw.warp_start, lw.warp_smsp, lw.warp_cta, lw.cta_warp_start, lw.smsp_warps, lw.smsp_start,
         lw.rows, lw.line_id, lw.params, lw.rb_wait, lw.provider, len(lw.opcodes), log,
-        E.GROUPS_ON if groups else E.GROUPS_OFF)
+        E.GROUPS_ON if groups else E.GROUPS_OFF, cta_next)
     log = log[:n_log].copy() if log.ndim == 2 else np.zeros((0, 5), np.int64)
     if ctr[E.K_DEADLOCK]:
         raise GpusimError("timing engine deadlock: some warp waits at a barrier the rest of its CTA never reaches")
@@ -103,7 +107,7 @@ def run_lowered(lw: Lowered, arch: GPU, log_states: int = 0, groups: bool | None
     pool = {"mio": int(counts[:, E.S_MIO_POOL].sum()), "lg": int(counts[:, E.S_LG_POOL].sum())}
     counts, op_counts, lat_counts = (_fold_pool_states(counts), _fold_pool_states(op_counts),
                                      _fold_pool_states(lat_counts))
-    active = int(finish.sum())
+    active = int((finish - launch).sum())
     state_cycles = {name: int(counts[:, k].sum()) for k, name in enumerate(STATES)}
     not_issued = ({name: int(lat_counts[:, k].sum()) for k, name in enumerate(STATES)}
                   if lw.params[E.P_NOT_ISSUED] else {})
@@ -154,7 +158,7 @@ def run_lowered(lw: Lowered, arch: GPU, log_states: int = 0, groups: bool | None
     log[log[:, 1] == E.S_MIO_POOL, 1] = STATES.index("mio_throttle")
     log[log[:, 1] == E.S_LG_POOL, 1] = STATES.index("lg_throttle")
     return TimingResult(cycles, n, state_cycles, counts, warps, np.diff(lw.warp_start), finish, issue_cycle,
-                        lw.trace_row, lw.row_warp, m, by_op, notes, not_issued, log, ready)
+                        lw.trace_row, lw.row_warp, m, by_op, notes, not_issued, log, ready, launch)
 
 
 def engine_compiled() -> bool | None:
@@ -173,10 +177,11 @@ def simulate_sm(trace: Trace, arch: str | GPU = "h200", ctas=None, *,
                 global_level=None, active_sms: int | None = None,
                 stall_counts: dict | None = None, scoreboards: dict | None = None,
                 read_barriers=None, register_banks=None, not_issued: bool = False,
-                log_states: int = 0, groups: bool | None = None) -> TimingResult:
+                log_states: int = 0, groups: bool | None = None, slots: int | None = None) -> TimingResult:
     """Time the rows of `ctas` (trace CTA ids, default all) as CTAs resident together on one SM.
 
-    The caller chooses how many CTAs are resident (occupancy); all launch at cycle 0.
+    The caller chooses how many CTAs are resident (occupancy); all launch at cycle 0. slots: fewer
+    CTA slots than CTAs, the later CTAs following the first ones in their slots (lower's slots).
     global_level: per trace row, where a global load hits (LEVEL_L1/L2/DRAM); default L2.
     active_sms: SMs sharing the chip's L2/DRAM bandwidth (default: all the preset's SMs).
     stall_counts: ptxas's stall counts of the kernel (control_codes.stall_table); default none.
@@ -191,7 +196,7 @@ def simulate_sm(trace: Trace, arch: str | GPU = "h200", ctas=None, *,
     """
     gpu = get_arch(arch)
     lw = lower(trace, gpu, ctas, global_level, active_sms, stall_counts, scoreboards, read_barriers,
-               register_banks)
+               register_banks, slots)
     lw.params[E.P_NOT_ISSUED] = int(not_issued)
     return run_lowered(lw, gpu, log_states, groups)
 

@@ -54,11 +54,16 @@ from gpusim.timing.waiter_groups import new_groups
 
 @njit(cache=True, error_model="numpy")
 def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
-        rows, line_id, params, rb_wait, provider, n_ops, log, groups):
+        rows, line_id, params, rb_wait, provider, n_ops, log, groups, cta_next):
     """Simulate; returns (cycles, state_cycles[warp, state], issue_cycle[row], finish[warp], counters,
     op_state_cycles[opcode id, state], latency_state_cycles[warp, state]: the state cycles in which the
     warp's SMSP issued nothing and held no warp at dispatch, the number of stall intervals kept in log,
-    ready[row]: when each row's result is available, for a load when its data returned).
+    ready[row]: when each row's result is available, for a load when its data returned, launch[warp]: the
+    cycle the warp's CTA started).
+    cta_next: per CTA, the CTA that takes its slot when it ends (-1 none): that one starts, not at cycle 0,
+    but slot_gap cycles after the last of its predecessor's warps retired, and no sooner than cta_dispatch
+    cycles after the SM's previous start (the block scheduler's refill, micro/cta_turnaround.json); until
+    then its warps are in no state.
     rows: (n, ROW_STRIDE) int32, the R_* fields of each row (pack_rows). rb_wait: per row, the memory
     row whose pipe-take (register read, ptxas's read barrier) it waits for, -1 none. provider: per L1-hit
     global load, the cache model's miss that brings its line in (lower.fill_providers), -1 none. n_ops: the
@@ -84,6 +89,18 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
     bar = new_barriers(cta_warp_start, n_warps)
     issue_cycle = np.full(n_rows, -1, np.int64)
     counters = np.zeros(N_COUNTERS, np.int64)
+    # CTAs that follow another in its slot wait, unlaunched (recheck INF, no state), for its end
+    n_ctas = cta_warp_start.shape[0] - 1
+    launch = np.zeros(n_warps, np.int64)
+    handed = np.zeros(n_ctas, np.bool_)      # the CTA's successor has been given its start
+    chained = False
+    for c in range(n_ctas):
+        nx = cta_next[c]
+        if nx >= 0:
+            chained = True
+            for w in range(cta_warp_start[nx], cta_warp_start[nx + 1]):
+                wp.recheck[w] = INF
+    last_start = np.int64(0)
     owners = (issue_cycle, counters, cfg, wp, sm, b, g, sb_, pp, q, x, mp, bar)
     (warp_start, warp_cta, cta_warp_start, smsp_warps, smsp_start, rows, line_id, rb_wait, provider, issue_cycle,
      counters) = borrow((warp_start, warp_cta, cta_warp_start, smsp_warps, smsp_start, rows, line_id, rb_wait,
@@ -105,10 +122,31 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
         # them (sel0).
         mio_left, lg_left = lsu.pool_room(q, cfg.mio_sm_depth, cfg.lg_sm_depth, cfg.lg_untaken_cap)
         n_pend = 0
+        n_left0 = n_left
         for s in range(n_smsp):
             wake, n_pend, n_left, n_log = scheduler.scan(
                 s, t, wake, n_pend, n_left, n_log, mio_left, lg_left, grp, warp_start, smsp_start, smsp_warps, rows,
                 rb_wait, wp, sm, b, g, sb_, pp, q, bar, cfg)
+        if chained and n_left < n_left0:
+            # warps retired: a CTA whose warps have all retired hands its slot to its successor
+            for c in range(n_ctas):
+                nx = cta_next[c]
+                if nx < 0 or handed[c]:
+                    continue
+                done = True
+                for w in range(cta_warp_start[c], cta_warp_start[c + 1]):
+                    if not wp.finished[w]:
+                        done = False
+                        break
+                if done:
+                    handed[c] = True
+                    last_start = max(t + cfg.slot_gap, last_start + cfg.cta_dispatch)
+                    for w in range(cta_warp_start[nx], cta_warp_start[nx + 1]):
+                        wp.recheck[w] = last_start
+                        wp.next_ok[w] = last_start
+                        launch[w] = last_start
+                    if last_start < wake:
+                        wake = last_start
         mio_left, lg_left = lsu.arbitrate(q, sm.sel1, wp.pend, smsp_warps, n_pend, mio_left, lg_left,
                                           cfg.grant_untaken, cfg.lg_untaken_cap, cfg.lg_sm_depth)
         for s in range(n_smsp):
@@ -153,7 +191,7 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
     drain = drain_cycles(mp)
     if drain > cycles:
         cycles = drain
-    return cycles, b.counts, issue_cycle, wp.finish, counters, b.op_counts, b.lat_counts, n_log, sb_.ready
+    return cycles, b.counts, issue_cycle, wp.finish, counters, b.op_counts, b.lat_counts, n_log, sb_.ready, launch
 
 
 @njit(cache=True, inline="always", error_model="numpy")

@@ -63,6 +63,7 @@ class Lowered:
     writeback: np.ndarray = None   # per row: a global store whose sectors the L2 writes back to DRAM
     write_kind: np.ndarray = None  # per row: how a global store fills its sectors (rows.W_FULL/W_SECTOR/W_LINE)
     short_result: np.ndarray = None  # per row: its result comes back on a scoreboard (SHFL, XU): short_scoreboard
+    cta_next: np.ndarray = None    # per CTA slot: the slot of the CTA that starts when it ends, -1 none
 
     @cached_property
     def rows(self) -> np.ndarray:
@@ -188,6 +189,10 @@ def engine_params(arch: GPU, active_sms: int | None = None,
     p[R.P_LG_SM_MISS_SECTORS] = arch.lg_sm_miss_sectors
     p[R.P_L1_LINES] = arch.l1_data_lines_per_cycle
     p[R.P_BAR_ARRIVE] = arch.bar_sync_arrive_cycles
+    # a CTA that follows another in its slot (lower's slots): the block scheduler's refill
+    cyc_per_ns = arch.sm_clock_max_mhz / 1000.0
+    p[R.P_SLOT_GAP] = round(arch.cta_slot_gap_ns * cyc_per_ns)
+    p[R.P_CTA_DISPATCH] = round(arch.cta_dispatch_ns * cyc_per_ns)
     n_sm = max(1, min(active_sms or arch.sm_count, arch.sm_count))
     hz = arch.sm_clock_max_mhz * 1e6
     l2_bpc = min(arch.l2_bandwidth_gbps * 1e9 / n_sm / hz, float(arch.l2_to_l1_bytes_per_sm_cycle))
@@ -355,8 +360,13 @@ def _filled(rows, st: np.ndarray, which: np.ndarray, nbytes: np.ndarray, addr: n
 
 def lower(trace: Trace, arch: GPU, ctas=None, global_level=None,
           active_sms: int | None = None, stall_counts: dict | None = None,
-          scoreboards: dict | None = None, read_barriers=None, register_banks=None) -> Lowered:
+          scoreboards: dict | None = None, read_barriers=None, register_banks=None,
+          slots: int | None = None) -> Lowered:
     """Flat engine arrays for the rows of `ctas` (trace CTA ids, default all), resident together.
+
+    slots: how many CTA slots the SM has for them (default: one per CTA, all resident from cycle 0);
+    with fewer, the CTAs after the first `slots` follow in order, ctas[k] in the slot of
+    ctas[k - slots], starting when it ends (engine.run's cta_next), its warps on that one's SMSPs.
 
     global_level: optional int array, one per trace row, saying where each global load
     hits (LEVEL_L1 / LEVEL_L2 / LEVEL_DRAM); default: every global load is an L2 hit.
@@ -396,12 +406,19 @@ def lower(trace: Trace, arch: GPU, ctas=None, global_level=None,
     warp_start = np.append(first, n).astype(np.int64)
     n_warps = len(warp_sm)
     row_warp = np.repeat(np.arange(n_warps, dtype=np.int64), np.diff(warp_start))
-    if n_warps > arch.max_warps_per_sm or len(ctas) > arch.max_blocks_per_sm:
-        raise GpusimError(f"{len(ctas)} CTAs / {n_warps} warps do not fit on one {arch.name} SM "
-                          f"({arch.max_blocks_per_sm} CTAs, {arch.max_warps_per_sm} warps)")
+    n_slots = len(ctas) if slots is None else int(slots)
+    if not 1 <= n_slots <= len(ctas):
+        raise GpusimError(f"slots must be 1 to the {len(ctas)} CTAs, got {slots}")
     warp_cta = (warp_sm // wpc).astype(np.int64)
+    resident = warp_cta < n_slots
+    if resident.sum() > arch.max_warps_per_sm or n_slots > arch.max_blocks_per_sm:
+        raise GpusimError(f"{n_slots} CTAs / {int(resident.sum())} warps do not fit on one {arch.name} SM "
+                          f"({arch.max_blocks_per_sm} CTAs, {arch.max_warps_per_sm} warps)")
     cta_warp_start = np.searchsorted(warp_cta, np.arange(len(ctas) + 1)).astype(np.int64)
-    warp_smsp = (warp_sm % arch.smsp_per_sm).astype(np.int64)
+    cta_next = np.arange(len(ctas), dtype=np.int64) + n_slots
+    cta_next[cta_next >= len(ctas)] = -1
+    # a CTA that follows another takes its slot's warp slots, and so their SMSPs
+    warp_smsp = (((warp_cta % n_slots) * wpc + warp_sm % wpc) % arch.smsp_per_sm).astype(np.int64)
     smsp_warps = np.argsort(warp_smsp, kind="stable").astype(np.int64)
     smsp_start = np.searchsorted(warp_smsp[smsp_warps], np.arange(arch.smsp_per_sm + 1)).astype(np.int64)
 
@@ -447,7 +464,7 @@ def lower(trace: Trace, arch: GPU, ctas=None, global_level=None,
         rb_wait=read_waits(ops, op_cls_rows, row_warp, list(trace.opcodes), read_barriers),
         provider=fill_providers(level, line_ptr, line_id, order_key),
         banks=row_banks(ops, warp_start, list(trace.opcodes), register_banks), writeback=writeback,
-        write_kind=write_kind, short_result=op_short[ops])
+        write_kind=write_kind, short_result=op_short[ops], cta_next=cta_next)
 
 
 guard_cache(globals())     # stamped by its source, guarded, seeded from the shipped copy (gpusim.jit)

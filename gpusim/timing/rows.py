@@ -21,7 +21,7 @@ __all__ = [
     "P_SB_GLOBAL", "P_SB_SHARED", "P_DATA_PIPE_UNIFIED", "P_NO_SKIP", "P_NOT_ISSUED", "P_LSU_IN_ORDER",
     "P_DATA_PIPE_TURNS", "P_LSU_READ_AHEAD", "P_LG_SM_UNTAKEN", "P_HIT_HOLDS_TO_FILL", "P_LG_SM_MISSES",
     "P_LG_SM_MISS_SECTORS", "P_RF_LEAD", "P_PEND_LAT", "P_DRAM_WRITE_SHARE_FP", "P_WRITE_FULL_FP",
-    "P_WRITE_SECTOR_FP", "P_WRITE_LINE_FP", "P_WRITE_FILL_FP", "N_PARAMS", "FP", "K_HEAVY", "K_LITE", "K_ALU", "K_XU", "K_SHARED_BUSY",
+    "P_WRITE_SECTOR_FP", "P_WRITE_LINE_FP", "P_WRITE_FILL_FP", "P_SLOT_GAP", "P_CTA_DISPATCH", "N_PARAMS", "FP", "K_HEAVY", "K_LITE", "K_ALU", "K_XU", "K_SHARED_BUSY",
     "K_L1_BUSY", "K_FILL_BUSY", "K_DEADLOCK", "K_LDS_LAT", "K_LDS_N", "K_LDG_LAT", "K_LDG_N", "N_COUNTERS", "INF",
     "GROUPS_ON", "GROUPS_OFF", "S_MIO_POOL", "S_LG_POOL", "N_ENGINE_STATES", "R_CLS", "R_UNIT", "R_LAT", "R_WF",
     "R_SECTORS", "R_LINES", "R_LEVEL", "R_GAP", "R_DEP", "R_DEP1", "R_DEP2", "R_WARP", "R_LINE_LO", "R_LINE_HI",
@@ -42,7 +42,7 @@ UNIT_BITS = 3        # R_UNIT holds the pipe in its low bits, an FP32 row's regi
  P_SB_GLOBAL, P_SB_SHARED, P_DATA_PIPE_UNIFIED, P_NO_SKIP, P_NOT_ISSUED, P_LSU_IN_ORDER, P_DATA_PIPE_TURNS,
  P_LSU_READ_AHEAD, P_LG_SM_UNTAKEN, P_HIT_HOLDS_TO_FILL, P_LG_SM_MISSES, P_LG_SM_MISS_SECTORS,
  P_RF_LEAD, P_PEND_LAT, P_DRAM_WRITE_SHARE_FP, P_WRITE_FULL_FP, P_WRITE_SECTOR_FP,
- P_WRITE_LINE_FP, P_WRITE_FILL_FP, N_PARAMS) = range(45)
+ P_WRITE_LINE_FP, P_WRITE_FILL_FP, P_SLOT_GAP, P_CTA_DISPATCH, N_PARAMS) = range(47)
 FP = 256              # sub-cycle units of the L2 / DRAM bandwidth servers
 # counters vector
 (K_HEAVY, K_LITE, K_ALU, K_XU, K_SHARED_BUSY, K_L1_BUSY, K_FILL_BUSY, K_DEADLOCK,
@@ -122,6 +122,7 @@ Config = namedtuple("Config", [
     "hit_to_fill", "miss_cap", "miss_sec_cap", "level_lat",                  # shared pipe, L1TEX
     "fill_bytes", "sector_bytes", "l2_share", "dram_share", "dram_write_share", "write_fp",   # L2 / DRAM
     "bar_release", "bar_arrive",                                             # barrier unit
+    "slot_gap", "cta_dispatch",                                              # CTAs that follow in a slot
     "lat_on", "no_skip"])                                                    # accounting, the loop
 
 
@@ -154,6 +155,7 @@ def config(params):
         l2_share=params[P_L2_SHARE_FP], dram_share=params[P_DRAM_SHARE_FP],
         dram_write_share=params[P_DRAM_WRITE_SHARE_FP], write_fp=write_fp,
         bar_release=params[P_BAR_RELEASE], bar_arrive=params[P_BAR_ARRIVE],
+        slot_gap=params[P_SLOT_GAP], cta_dispatch=params[P_CTA_DISPATCH],
         lat_on=params[P_NOT_ISSUED] != 0, no_skip=params[P_NO_SKIP] != 0)
 
 

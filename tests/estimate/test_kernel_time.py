@@ -247,6 +247,43 @@ def test_rounds_cost_the_dispatch_and_the_slot_gap():
     assert schedule_cycles([(2, 4, 5000.0, 2 * g)], gpu) == pytest.approx(d + 4 * 5000)
     flat = replace(gpu, cta_dispatch_ns=0.0, cta_slot_gap_ns=0.0)
     assert schedule_cycles([(2, 4, 5000.0, 0.0), (1, 1, 3000.0, 0.0)], flat) == pytest.approx(23000.0)
+    # a round timed with its CTAs following in their slots (steady_round) brings its own later rounds
+    assert schedule_cycles([(2, 4, 5000.0, 0.0, 4200.0), (1, 1, 3000.0, 0.0, None)], gpu) == pytest.approx(
+        d + 5000 + 3 * 4200 + 3000 + g)
+
+
+def _wave_starts(starts_by_slot_order):
+    """The spread (last - first) of the second wave's starts: CTAs 8..15 of an SM, by start."""
+    import numpy as np
+    s = np.sort(np.asarray(starts_by_slot_order, float))
+    return s[15] - s[8]
+
+
+def test_chained_rounds_spread_out_as_the_h200s_do():
+    """reduce_smem at 4096 (8 CTAs an SM at a time, 31 rounds): on the H200 (traces/hw/h200/ctasched/) the
+    second wave of an SM starts spread over about a thousand cycles, its CTAs following the first wave's as
+    each ends, not together. The engine's chained slots (steady_round's runs) spread them as widely, within
+    a factor 1.5 of the H200's median over its SMs; its rounds timed as the first start them together."""
+    import numpy as np
+    from gpusim.estimate import kernel_time as KT
+    from gpusim.estimate.round_inputs import _groups, _resident, window_trace
+    from gpusim.timing import simulate_sm
+    rec = json.loads((HW / "ctasched" / "ctasched_reduce_smem_4096.json").read_text())
+    start, sm = np.asarray(rec["start_ns"], float), np.asarray(rec["sm"])
+    gpu = gpusim.get_arch("h200")
+    hw = np.median([_wave_starts(start[sm == m] * gpu.sm_clock_max_mhz * 1e-3) for m in np.unique(sm)])
+    r = gpusim.simulate("reduce_smem", 4096)
+    pred = predict(r)
+    assert pred.rounds[0].later_cycles is not None and pred.rounds[0].later_cycles < pred.rounds[0].cycles
+    counts, boards, reads, banks = pred.inputs["ptxas"]
+    tr, _, _ = window_trace(r, _resident(r, gpu, 16), None)
+    t = simulate_sm(tr, gpu, global_level=pred.inputs["levels"](tr, gpu), active_sms=gpu.sm_count,
+                    stall_counts=counts, scoreboards=boards, read_barriers=reads, register_banks=banks,
+                    groups=_groups(r, gpu), slots=8)
+    starts = [int(t.warp_launch[t.warps[:, 0] == c].min()) for c in np.unique(t.warps[:, 0])]
+    assert sorted(starts)[:8] == [0] * 8
+    assert hw / 1.5 <= _wave_starts(starts) <= hw * 1.5, (hw, _wave_starts(starts))
+    assert KT.steady_round(r, gpu, 8, 1, pred.inputs["levels"], None) is None     # no CTA follows
 
 
 def test_write_latency_from_its_micro():

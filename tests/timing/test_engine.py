@@ -57,7 +57,7 @@ def states(res, i):
 def check_invariants(res):
     """Every active cycle of every warp is in exactly one state; selected = issued; the cycles by
     opcode waited at add up to the same state totals."""
-    assert np.array_equal(res.warp_state_cycles.sum(axis=1), res.warp_retire)
+    assert np.array_equal(res.warp_state_cycles.sum(axis=1), res.warp_retire - res.warp_launch)
     for k, name in enumerate(STATES):
         assert sum(d.get(name, 0) for d in res.op_state_cycles.values()) == res.warp_state_cycles[:, k].sum()
     assert np.array_equal(res.warp_state_cycles[:, STATES.index("selected")], res.warp_issued)
@@ -615,7 +615,7 @@ def test_waiter_groups_change_nothing(kernel):
     lw.params[E.P_NOT_ISSUED] = 1
     args = (lw.warp_start, lw.warp_smsp, lw.warp_cta, lw.cta_warp_start, lw.smsp_warps, lw.smsp_start,
             lw.rows, lw.line_id, lw.params, lw.rb_wait, lw.provider, len(lw.opcodes), np.zeros(1, np.int64))
-    off, on = E.run(*args, E.GROUPS_OFF), E.run(*args, E.GROUPS_ON)
+    off, on = E.run(*args, E.GROUPS_OFF, lw.cta_next), E.run(*args, E.GROUPS_ON, lw.cta_next)
     pool = E.S_LG_POOL if kernel != "smemtile" else E.S_MIO_POOL
     assert off[1][:, pool].sum() > 0          # the warps did wait on the pool
     for a, b in zip(off, on):
@@ -658,3 +658,42 @@ def test_the_compiled_loop_goes_stale_with_any_unit():
         stamp = cache_file._source_stamp
         assert sorted(name for name, _ in stamp) == sorted(m + ".py" for m in UNIT_MODULES)
         assert set(stamp) == set(content_stamp(unit_sources()))
+
+
+def _chain_trace(lengths):
+    """One warp a CTA (CTA c on SM warp slot c), CTA c a chain of lengths[c] dependent FFMAs."""
+    return make_trace([row(0, "FFMA", i, (i - 1,) if i else (), cta=c)
+                       for c, n in enumerate(lengths) for i in range(n)])
+
+
+def test_a_cta_that_follows_another_starts_a_slot_gap_after_its_last_warp_retires():
+    """One slot, two one-warp CTAs: CTA 0's 8 dependent FFMAs issue at 0 .. 28 and it retires at 29; CTA 1
+    starts 10 cycles (the slot gap) later, at 39, and issues at 39, 43, 47. Before its start its warp is
+    in no state: its cycles are its own 3 selected and 2 x 3 wait."""
+    arch = replace(ARCH, cta_slot_gap_ns=10 / 1.98, cta_dispatch_ns=0.0)
+    res = simulate_sm(_chain_trace([8, 3]), arch, slots=1)
+    assert res.issue_cycle.tolist() == [4 * i for i in range(8)] + [39, 43, 47]
+    assert res.warp_launch.tolist() == [0, 39]
+    assert res.cycles == 48
+    assert states(res, 1) == {"selected": 3, "wait": 6}
+    check_invariants(res)
+
+
+def test_followers_start_no_closer_than_the_dispatch_interval_on_their_predecessors_smsps():
+    """Two slots whose CTAs (one warp each) end together at 29: their followers start 10 (gap) and 10 + 7
+    (the block scheduler's dispatch interval) cycles later, each on its predecessor's SMSP."""
+    arch = replace(ARCH, cta_slot_gap_ns=10 / 1.98, cta_dispatch_ns=7 / 1.98)
+    lw = lower(_chain_trace([8, 8, 2, 2]), arch, slots=2)
+    assert lw.cta_next.tolist() == [2, 3, -1, -1]
+    assert lw.warp_smsp.tolist() == [0, 1, 0, 1]
+    res = run_lowered(lw, arch)
+    assert sorted(res.warp_launch.tolist()) == [0, 0, 39, 46]
+    assert res.cycles == 46 + 5
+    check_invariants(res)
+
+
+def test_slots_are_checked():
+    with pytest.raises(GpusimError, match="slots"):
+        simulate_sm(_chain_trace([2, 2]), ARCH, slots=3)
+    with pytest.raises(GpusimError, match="slots"):
+        simulate_sm(_chain_trace([2, 2]), ARCH, slots=0)
