@@ -73,7 +73,11 @@ class GPU:
     # [M] micro/shfl_mufu.json: a chain of SHFL.BFLY, 24.0 cycles each (its rate, 0.98 a cycle per SM, is not
     # modelled: the engine issues a shuffle as a fixed-latency op)
     shfl_latency_cycles: int = 24
-    other_latency_cycles: int = 4           # (unverified) uniform, ADU (S2R, LDC) and CBU results
+    # [M] micro/special_regs.json: a consumer waits 24.75 cycles for S2R (26.0 with a uniform consumer) and
+    # 28.0 for a constant-cache hit (LDC); both on a scoreboard (short_scoreboard). S2UR taken equal to S2R.
+    s2r_latency_cycles: int = 25
+    ldc_latency_cycles: int = 28
+    other_latency_cycles: int = 4           # (unverified) uniform (ULDC too), ADU (but S2R, S2UR, LDC) and CBU results
     # [M] micro/mio_queue_depth.json: one warp stalls with 31 LDS in flight (1 in the shared pipe,
     # 30 queued); four warps, one per SMSP, with 13.2 each: 53 in flight in the SM, 52 queued
     mio_queue_depth: int = 30               # [M] instructions per SMSP (micro/mio_queue_depth.json)

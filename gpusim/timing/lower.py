@@ -75,8 +75,8 @@ class Lowered:
 
 def _op_tables(opcodes: list[str], arch: GPU):
     """Per opcode id: engine class, math pipe, fixed latency, whether it waits for a pending barrier, and
-    whether its result comes back on a scoreboard (SHFL through the MIO, MUFU and the other XU ops: a warp
-    waiting on it shows short_scoreboard, as ncu counts it, not wait). The pending barrier
+    whether its result comes back on a scoreboard (SHFL through the MIO, MUFU and the other XU ops, S2R, S2UR
+    and LDC: a warp waiting on it shows short_scoreboard, as ncu counts it, not wait). The pending barrier
     (BAR.SYNC.DEFER_BLOCKING) lets a warp past the barrier until a memory, control (CBU) or ADU
     instruction: ncu's PC samples put barrier stalls at the LDS / BRA after it, with integer and uniform
     ops issued in between (micro/lds_bursts_order.json, the clock read after the barrier)."""
@@ -100,6 +100,10 @@ def _op_tables(opcodes: list[str], arch: GPU):
             cls[i] = R.C_BAR
         elif op.base == "EXIT":
             cls[i] = R.C_EXIT
+        elif op.base in ("S2R", "S2UR"):       # special registers: a variable-latency result, waited on a scoreboard
+            lat[i], short[i] = arch.s2r_latency_cycles, True
+        elif op.base == "LDC":                  # a constant-cache load, likewise
+            lat[i], short[i] = arch.ldc_latency_cycles, True
         elif op.pipe == "fma":
             unit[i], lat[i] = R.U_FMA, fma_lat
         elif op.pipe == "fmaheavy":
