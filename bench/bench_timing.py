@@ -40,7 +40,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import gpusim  # noqa: E402
-from gpusim.report.compare import _rank_agreement, top_stall, stall_name, variant_records  # noqa: E402
+from gpusim.report.compare import _rank_agreement, top_stall, stall_name, variant_records, warm_stall_ratios  # noqa: E402
 from gpusim.timing import run_lowered  # noqa: E402
 from gpusim.estimate.kernel_time import predict  # noqa: E402
 
@@ -191,16 +191,18 @@ def main():
             print(f"rank at {n}: {'same order' if same else 'differs'} (Kendall tau {tau:.2f}); "
                   f"H200 {sorted(hw, key=hw.get)}, sim {sorted(sim, key=sim.get)}")
     if stall_size in sizes:
-        print(f"\nat {stall_size}: {'kernel':{w}s} {'top stall ncu':>18s} {'top stall sim':>18s}  "
-              f"{'warp cyc/inst ncu':>17s} {'sim':>7s} {'error':>8s}")
+        print(f"\nat {stall_size}: {'kernel':{w}s} {'top stall H200':>18s} {'top stall sim':>18s}  "
+              f"{'warp cyc/inst H200':>18s} {'sim':>7s} {'error':>8s}")
         agree = 0
         for k in kernels:
             rec, p = res[k, stall_size]
             m = rec["ncu"]["metrics"]
-            th, ts = top_stall(stalls_of(m)), top_stall(stalls_of(p.stalls))
+            # the stalls with warm caches, as the timed launches find them, where a PC-sample record has them
+            warm = warm_stall_ratios(rec["kernel"], stall_size, rec.get("params", {}))
+            th, ts = top_stall(stalls_of(warm or m)), top_stall(stalls_of(p.stalls))
             agree += th == ts
-            wh, ws = m[WL], p.metrics[WL]
-            print(f"         {k:{w}s} {th:>18s} {ts:>18s}  {wh:17.2f} {ws:7.2f} {100 * (ws / wh - 1):+7.1f} %")
+            wh, ws = (sum(warm.values()) if warm else m[WL]), p.metrics[WL]     # PC samples: all states over selected
+            print(f"         {k:{w}s} {th:>18s} {ts:>18s}  {wh:18.2f} {ws:7.2f} {100 * (ws / wh - 1):+7.1f} %")
         print(f"top stall agrees for {agree}/{len(kernels)} kernels at {stall_size}")
         print("\nwall time of simulate + predict at 4096 (s): " +
               ", ".join(f"{k} {w:.1f}" for k, w in walls.items()))

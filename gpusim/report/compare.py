@@ -47,9 +47,48 @@ def _number(v):
 
 
 def recorded_values(rec) -> dict:
-    """The comparable numbers of a record: its ncu metrics plus time_ms."""
+    """The comparable numbers of a record: its ncu metrics plus time_ms, the stall ratios those of the
+    caches the timed launches find (warm_stall_ratios) where such a record exists."""
     out = {k: v for k, v in rec.metrics.items() if _number(v) is not None}
     out["time_ms"] = rec["time_ms_median"]
+    size = getattr(rec, "size", None)
+    warm = warm_stall_ratios(rec["kernel"], size, rec.get("params", {}), rec.path) if size else None
+    if warm:
+        out = {k: v for k, v in out.items() if not stall_name(k)}
+        out.update(warm)
+    return out
+
+
+# ncu's PC-sample states by the names of its per-issue stall ratios
+_PCSAMP = "smsp__pcsamp_warps_issue_stalled_"
+_PCSAMP_NAMES = {"no_instructions": "no_instruction"}
+
+
+def warm_stall_ratios(kernel: str, size: int, params: dict, record_path=None, device: str = "h200") -> dict | None:
+    """The warp states per issued instruction of a launch with the caches as the timed launches find them
+    (warmed by the launch before), from its PC-sample record (traces/hw/<device>/pcsamp/, gpusim.hw.pcsamp
+    --cache-control none): each state's samples over the selected ones. The kernel records' ncu counters
+    run with the caches flushed (ncu's default), so where a launch's data fits in the L2 their loads wait
+    on DRAM where the timed launches' (and the prediction's) hit the L2. None where no such record is
+    (or its parameters differ, or it sampled flushed caches)."""
+    import json
+    from pathlib import Path
+    base = Path(record_path).parent if record_path else device_dir(device)
+    f = base / "pcsamp" / f"pcsamp_{kernel}_{int(size)}.json"
+    if not f.exists():
+        return None
+    d = json.loads(f.read_text())
+    if d.get("cache_control") != "none" or d.get("params", {}) != dict(params or {}):
+        return None
+    t = d.get("totals", {})
+    sel = t.get(_PCSAMP + "selected", 0)
+    if sel <= 0:
+        return None
+    out = {}
+    for k, v in t.items():
+        if k.startswith(_PCSAMP) and not k.endswith("_not_issued"):
+            name = k[len(_PCSAMP):]
+            out[STALL_PREFIX + _PCSAMP_NAMES.get(name, name) + STALL_SUFFIX] = v / sel
     return out
 
 
