@@ -172,6 +172,9 @@ class GPU:
     # marginal between 8 and 16 MB: whole sectors (float4), 4 B in each sector of a line, 4 B in one sector
     # per 128-B line (a strided store, as a naive transpose's); 0: stores cost the L2 nothing
     l2_write_gsectors_per_s: float = 146.29
+    # [M] micro/l2_write.json: a copy within the L2 reads plus writes 8,192 GB/s, what its loads alone reach
+    # (stores alone 4,681): a store's bytes take the bandwidth the reads' fills go through (timing.memory_path)
+    l2_writes_share_read_bandwidth: bool = True
     l2_partial_sector_write_gsectors_per_s: float = 110.70
     l2_partial_line_write_gsectors_per_s: float = 49.95
     # [M] micro/l2_write_fill.json: the same 4-B stores, one sector per line, where the CTA's other warps fill

@@ -203,6 +203,7 @@ def engine_params(arch: GPU, active_sms: int | None = None,
     dram_bpc = min(arch.dram_achieved_bandwidth_gbps * 1e9 / n_sm / hz, l2_bpc)
     p[R.P_L2_SHARE_FP] = max(1, round(l2_bpc * R.FP))
     p[R.P_DRAM_SHARE_FP] = max(1, round(dram_bpc * R.FP))
+    p[R.P_WRITE_SHARES_L2] = int(arch.l2_writes_share_read_bandwidth)
     # DRAM writes (write-backs of stored lines): a written byte costs what the copy bandwidth leaves of
     # two bytes' time after the read (micro/bandwidth_dram.json: read 4328.9, copy 4101.1 GB/s read+write)
     # (a copy at twice the read rate or faster leaves writes nothing: 0, they take no bandwidth)

@@ -59,9 +59,12 @@ def fill_landing(mp, r, rows, line_id):
 
 
 @njit(cache=True, inline="always", error_model="numpy")
-def store(mp, r, t, sec, done, rows, write_fp, sector_bytes, dram_write_share):
+def store(mp, r, t, sec, done, rows, write_fp, sector_bytes, dram_write_share, l2_share):
     """A global store r of sec sectors taken at t, done at L1TEX by done: when the L2 has taken its sectors;
-    a write-back's bytes go on the DRAM server."""
+    l2_share > 0: its bytes also take the L2 server the reads' fills go through (the loads behind them
+    wait); a write-back's bytes go on the DRAM server."""
+    if l2_share > 0:
+        mp.reg[M_FILL] = max(mp.reg[M_FILL], t * FP) + sec * sector_bytes * FP * FP // l2_share
     if write_fp[0] > 0:
         kind = (rows[r, R_FLAGS] >> WRITE_SHIFT) & 3
         mp.reg[M_WRITE] = max(mp.reg[M_WRITE], t * FP) + sec * write_fp[kind]

@@ -1,6 +1,10 @@
 """Stores in the timing model: their sectors go to the L2 at the measured write rates (by how they fill
 their sectors), and, once the working set outgrows the L2, back to DRAM at the copy bandwidth's cost."""
+import json
+from pathlib import Path
+
 import numpy as np
+import pytest
 
 import gpusim
 from gpusim.arch import override
@@ -60,3 +64,44 @@ def test_write_backs_take_dram_bandwidth():
     floor_ms = 2 * 64 * 2**20 / (gpu.dram_copy_bandwidth_gbps * 1e9) * 1e3
     assert base > floor_ms
     assert np.isfinite(base)
+
+
+def _l2_stream(arch, copy: bool, warps: int = 32, trips: int = 6) -> float:
+    """Each warp loads lines the L2 holds (LDG: 128 B, 4 sectors of one line) and, for a copy, stores each
+    where it goes (STG: whole sectors); else sums them. The SM's bytes per cycle, reads plus writes."""
+    from gpusim.timing import LEVEL_L1, LEVEL_L2, simulate_sm
+    from tests.timing.hand_trace import HandTrace
+    ht = HandTrace()
+    line = 0
+    for w in range(warps):
+        add = ht.warp(w)
+        acc = add("MOV")
+        for _ in range(trips):
+            lds = []
+            for _ in range(8):              # 8 loads in flight a warp: bandwidth, not latency, bounds it
+                lds.append(add("LDG", sec=4, lines=1, line=line))
+                line += 1
+            for ld in lds:
+                if copy:
+                    add("STG", (ld,), sec=4, lines=1)
+                else:
+                    acc = add("FADD", (acc, ld))
+        add("EXIT")
+    t = ht.trace()
+    ops = np.array(t.opcodes)[t.rows["op"]].astype(str)
+    lvl = np.where(np.char.startswith(ops, "LDG"), LEVEL_L2, LEVEL_L1).astype(np.int8)
+    res = simulate_sm(t, arch, global_level=lvl, active_sms=arch.sm_count)
+    return warps * trips * 8 * 128 * (2 if copy else 1) / res.cycles
+
+
+def test_a_copy_in_the_l2_reads_and_writes_what_loads_alone_read():
+    """micro/l2_write.json: a copy within the L2 moves 8,192 GB/s read plus written, what its loads alone
+    read: the stores' bytes take the bandwidth the reads' fills go through. The engine's copy moves
+    within 10 % of its own loads alone; with the writes on a server of their own it moved more."""
+    rec = json.loads((Path(__file__).resolve().parents[2] / "traces/hw/h200/micro/l2_write.json").read_text())
+    d = rec["details"]
+    assert d["copy_full_gbps_read_plus_write"] == pytest.approx(d["load_full_gbps"], rel=0.05)
+    h200 = gpusim.get_arch("h200")
+    assert _l2_stream(h200, True) == pytest.approx(_l2_stream(h200, False), rel=0.10)
+    apart = override("h200", {"l2_writes_share_read_bandwidth": False})
+    assert _l2_stream(apart, True) > 1.15 * _l2_stream(apart, False)

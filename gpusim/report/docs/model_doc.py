@@ -46,7 +46,7 @@ UNITS = {
         "dram_bandwidth_gbps", "dram_achieved_bandwidth_gbps", "dram_copy_bandwidth_gbps",
         "dram_write_latency_cycles_per_tbps", "dram_mix_latency_cycles_per_tbps2",
         "l2_write_gsectors_per_s", "l2_partial_sector_write_gsectors_per_s", "l2_partial_line_write_gsectors_per_s",
-        "l2_filled_line_write_gsectors_per_s",
+        "l2_filled_line_write_gsectors_per_s", "l2_writes_share_read_bandwidth",
         "l2_stream_resident_bytes")),
     "barrier": ("Barrier unit", ("bar_sync_arrive_cycles", "bar_sync_release_cycles")),
     "kernel": ("Whole-kernel estimate", ("launch_overhead_us", "cta_dispatch_ns", "cta_slot_gap_ns",
