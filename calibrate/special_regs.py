@@ -9,7 +9,9 @@ consumers of SR_TID, SR_CTAID and the parameter loads waiting on short_scoreboar
 clock64 in the kernel, one warp. S2R: a loop not unrolled that reads %smid each trip and exits if the value
 matches one made from x (S2R, ISETP, branch), so the next trip's read issues only once the branch has
 resolved on this one; its baseline is the same loop with a LOP3 for the read (alu_loop). (A predicated read in
-an unrolled chain was tried first: ptxas made it a SEL and hoisted the S2Rs.) The S2R's latency = s2r_loop's
+an unrolled chain was tried first: ptxas made it a SEL and hoisted the S2Rs. A constant at a fixed address,
+read so each trip, ptxas hoisted out of the loop as a ULDC: the immediate form of LDC, a kernel's parameters,
+is not measured here.) The S2R's latency = s2r_loop's
 cycles per trip - alu_loop's + the baseline LOP3's issue offset and latency (micro/fma_issue_rate.json,
 latency_iadd3.json); s2ur_loop / ualu_loop are the same with a uniform x (ptxas still reads with S2R). LDC:
 a chase through constant memory, LDC R, c[0x3][R]. Cycles per step = (cycles at n = 2048 less n = 1024) /

@@ -74,7 +74,8 @@ class GPU:
     # modelled: the engine issues a shuffle as a fixed-latency op)
     shfl_latency_cycles: int = 24
     # [M] micro/special_regs.json: a consumer waits 24.75 cycles for S2R (26.0 with a uniform consumer) and
-    # 28.0 for a constant-cache hit (LDC); both on a scoreboard (short_scoreboard). S2UR taken equal to S2R.
+    # 28.0 for a constant-cache hit (LDC R, c[][R]); both on a scoreboard (short_scoreboard). S2UR taken equal
+    # to S2R, and an LDC of a fixed address (a kernel's parameters: LDC R, c[0x0][imm]) to the indexed one.
     s2r_latency_cycles: int = 25
     ldc_latency_cycles: int = 28
     other_latency_cycles: int = 4           # (unverified) uniform (ULDC too), ADU (but S2R, S2UR, LDC) and CBU results
