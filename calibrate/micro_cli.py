@@ -103,6 +103,44 @@ def build_keeping_sass(out: Path, stem: str) -> Path:
     return cubin
 
 
+def chain_and_rate_rows(out: Path, stem: str, latency, rate, rate_warps, n_rate: int,
+                        step_key: str = "cycles_per_step", sms: int = 132) -> list:
+    """On the GPU machine: build calibrate/<stem>.cu keeping its SASS (build_keeping_sass) and time its
+    kernels, each called (n, out) with one CTA per SM that leaves its clock64 cycles in out[2 * cta]: each
+    of `latency` with one warp at n = 1024 and 2048 (step_key: the cycles of one step, their difference
+    over 1024, so the loop's fixed cost drops out), each of `rate` with 1..32 warps (rate_warps) at
+    n = n_rate, 8 independent ops a step per thread (ops_per_sm_cycle). Medians over the CTAs and 3
+    launches; each row printed as it comes. The cubin is deleted after."""
+    import numpy as np
+    from gpusim.hw.gpu import cupy
+    cubin = build_keeping_sass(out, stem)
+    cp = cupy()
+    mod = cp.RawModule(path=str(cubin))
+    res = cp.zeros(2 * sms, cp.int64)
+
+    def cycles(name, block, n):
+        got = []
+        for _ in range(3):
+            res.fill(0)
+            mod.get_function(name)((sms,), (block,), (np.int32(n), res))
+            cp.cuda.Device().synchronize()
+            got.append(float(np.median(res.get().reshape(sms, 2)[:, 0])))
+        return float(np.median(got))
+
+    rows = []
+    for name in latency:
+        c1, c2 = cycles(name, 32, 1024), cycles(name, 32, 2048)
+        rows.append({"kernel": name, "warps": 1, "cycles_1024": c1, "cycles_2048": c2, step_key: (c2 - c1) / 1024})
+        print(rows[-1], flush=True)
+    for name in rate:
+        for w in rate_warps:
+            c = cycles(name, 32 * w, n_rate)
+            rows.append({"kernel": name, "warps": w, "cycles": c, "ops_per_sm_cycle": w * 8 * n_rate / c})
+            print(rows[-1], flush=True)
+    cubin.unlink()
+    return rows
+
+
 def write_record(dest: Path, prov: dict, bench: str, *, what: str, how: str, source: str, unit: str, value,
                  details: dict, sass: Path | None = None) -> None:
     """Write a standalone micro's record to dest: its fields in the order every record keeps them, the

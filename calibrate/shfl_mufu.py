@@ -20,7 +20,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
-from micro_cli import build_keeping_sass, gpu_provenance, out_or_record, write_record  # noqa: E402  (beside this script)
+from micro_cli import chain_and_rate_rows, gpu_provenance, out_or_record, write_record  # noqa: E402  (beside this script)
 
 SMS = 132
 LATENCY = ("shfl_chain", "shfl_fadd", "ex2_only", "ex2_chain", "rcp_chain")
@@ -30,34 +30,7 @@ N_RATE = 256
 
 
 def run_on_gpu(out: Path):
-    import numpy as np
-    from gpusim.hw.gpu import cupy
-    cubin = build_keeping_sass(out, "shfl_mufu")
-    cp = cupy()
-    mod = cp.RawModule(path=str(cubin))
-    res = cp.zeros(2 * SMS, cp.int64)
-
-    def cycles(name, block, n):
-        got = []
-        for _ in range(3):
-            res.fill(0)
-            mod.get_function(name)((SMS,), (block,), (np.int32(n), res))
-            cp.cuda.Device().synchronize()
-            got.append(float(np.median(res.get().reshape(SMS, 2)[:, 0])))
-        return float(np.median(got))
-
-    rows = []
-    for name in LATENCY:
-        c1, c2 = cycles(name, 32, 1024), cycles(name, 32, 2048)
-        rows.append({"kernel": name, "warps": 1, "cycles_1024": c1, "cycles_2048": c2,
-                     "cycles_per_op": (c2 - c1) / 1024})
-        print(rows[-1], flush=True)
-    for name in RATE:
-        for w in RATE_WARPS:
-            c = cycles(name, 32 * w, N_RATE)
-            rows.append({"kernel": name, "warps": w, "cycles": c, "ops_per_sm_cycle": w * 8 * N_RATE / c})
-            print(rows[-1], flush=True)
-    cubin.unlink()
+    rows = chain_and_rate_rows(out, "shfl_mufu", LATENCY, RATE, RATE_WARPS, N_RATE, "cycles_per_op", SMS)
     (out / "shfl_rows.json").write_text(json.dumps(rows, indent=1))
     (out / "shfl_prov.json").write_text(json.dumps(gpu_provenance("shfl_mufu.py")))
 
