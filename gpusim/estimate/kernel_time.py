@@ -246,27 +246,11 @@ def steady_round(result, gpu: GPU, r: int, count: int, levels: _Levels, sync, wi
                         for s in set(oa.get(op, {})) | set(ob.get(op, {}))} for op in set(oa) | set(ob)}
         per_window.append(((b.cycles - a.cycles) / (g2 - g1), (_state_vec(b) - _state_vec(a)) / (g2 - g1),
                            ops_gen, rec))
-    if len(per_window) == 1:
-        period, vec, ops, _ = per_window[0]
-        return float(period), np.maximum(vec, 0.0), _add_ops(ops, {}, {})
-    (p1, v1, o1, e1), (p2, v2, o2, e2) = per_window
-    if e2 <= e1:
-        return float(p1), np.maximum(v1, 0.0), _add_ops(o1, {}, {})
-    frac = (trips - e1) / (e2 - e1)
+    # one window (timed in full, or not extrapolated): its period as it is; two: extrapolated to every trip
+    (p1, v1, o1, e1), (p2, v2, o2, e2) = per_window[0], per_window[-1]
+    frac = (trips - e1) / (e2 - e1) if e2 > e1 else 0.0
     return (float(p1 + frac * (p2 - p1)), np.maximum(v1 + frac * (v2 - v1), 0.0),
-            _add_ops(_extrapolate_ops(o1, o2, frac), {}, {}))
-
-
-def _add_ops(base: dict, gen: dict, window: dict) -> dict:
-    """{op: {state: base + gen - window}} clamped at 0 (steady_round's change to a round's op states)."""
-    out = {}
-    for op in sorted(set(base) | set(gen) | set(window)):
-        sb, sg, sw = base.get(op, {}), gen.get(op, {}), window.get(op, {})
-        d = {k: max(sb.get(k, 0) + sg.get(k, 0) - sw.get(k, 0), 0.0) for k in sorted(set(sb) | set(sg) | set(sw))}
-        d = {k: v for k, v in d.items() if v > 0}
-        if d:
-            out[op] = d
-    return out
+            _extrapolate_ops(o1, o2, frac))
 
 
 W0 = 4     # trips of the window that gives the first round's CTA finish order: the fractions settle by
