@@ -223,14 +223,15 @@ def engine_params(arch: GPU, active_sms: int | None = None,
 def _load_lines(trace: Trace, take: np.ndarray, line_bytes: int):
     """CSR of the distinct lines each lowered row's global load touches (none for other rows),
     with dense line ids: the engine's record of which lines are in flight from L2 / DRAM."""
-    rows = trace.rows[take]
+    # the two columns it reads, not the taken rows whole (a copy of every field: most of its time)
+    op = trace.rows["op"][take].astype(np.int64)
+    mem = trace.rows["mem"][take]
     space, is_store, _, _, _ = TABLE.arrays()
-    op = rows["op"].astype(np.int64)
-    sel = np.flatnonzero(np.isin(space[op], (SPACE_GLOBAL, SPACE_LOCAL)) & ~is_store[op] & (rows["mem"] >= 0))
+    sel = np.flatnonzero(np.isin(space[op], (SPACE_GLOBAL, SPACE_LOCAL)) & ~is_store[op] & (mem >= 0))
     counts = np.zeros(len(take), np.int64)
     if sel.size == 0:
         return np.zeros(len(take) + 1, np.int64), np.zeros(0, np.int64)
-    a = trace.addr[rows["mem"][sel]]
+    a = trace.addr[mem[sel]]
     ln = np.where(a >= 0, a // line_bytes, -1)
     ln.sort(axis=1)
     first = (ln >= 0) & np.c_[np.ones((len(sel), 1), bool), ln[:, 1:] != ln[:, :-1]]
@@ -314,28 +315,29 @@ def _write_kinds(trace: Trace, take: np.ndarray, cls: np.ndarray) -> np.ndarray:
     W_LINE: one sector per line, partly (a strided store: a naive transpose's); W_FILL: such a store whose
     sectors the CTA's stores in the trace fill whole (the naive transpose's warps, each a float of the
     same sectors; micro/l2_write_fill.json); W_SECTOR: parts of several sectors of its lines."""
-    rows = trace.rows[take]
     kind = np.full(len(take), R.W_FULL, np.int8)
     st = np.flatnonzero(cls == R.C_STG)
     if st.size == 0:
         return kind
+    # the stores' rows alone (taking every row copied them all: most of its time); positions in st
+    rows = trace.rows[take[st]]
     _, _, nbytes, _, _ = TABLE.arrays()
     # the lanes on, from the row's mask (a hand-made trace may carry no addresses)
-    lanes = np.unpackbits(rows["mask"][st].astype(">u4").view(np.uint8).reshape(-1, 4), axis=1).sum(axis=1)
-    written = lanes * nbytes[rows["op"][st].astype(np.int64)]
-    sec, lines = rows["sectors"][st].astype(np.int64), rows["lines"][st].astype(np.int64)
+    lanes = np.unpackbits(rows["mask"].astype(">u4").view(np.uint8).reshape(-1, 4), axis=1).sum(axis=1)
+    written = lanes * nbytes[rows["op"].astype(np.int64)]
+    sec, lines = rows["sectors"].astype(np.int64), rows["lines"].astype(np.int64)
     partial = written < 32 * sec
     kind[st[partial & (lines >= sec)]] = R.W_LINE
     kind[st[partial & (lines < sec)]] = R.W_SECTOR
-    line_rows = st[partial & (lines >= sec)]
+    line_rows = np.flatnonzero(partial & (lines >= sec))
     if line_rows.size:
-        kind[line_rows[_filled(rows, st, line_rows, nbytes, trace.addr)]] = R.W_FILL
+        kind[st[line_rows[_filled(rows, line_rows, nbytes, trace.addr)]]] = R.W_FILL
     return kind
 
 
-def _filled(rows, st: np.ndarray, which: np.ndarray, nbytes: np.ndarray, addr: np.ndarray) -> np.ndarray:
-    """For the store rows `which` (of the stores `st`): are all the sectors they write filled whole by the
-    stores `st` of the same CTA? (Bytes written per (CTA, 32-B sector), OR-ed over every store.)"""
+def _filled(rows, which: np.ndarray, nbytes: np.ndarray, addr: np.ndarray) -> np.ndarray:
+    """For the store rows `which` (indices into `rows`, the stores): are all the sectors they write filled
+    whole by the stores of the same CTA? (Bytes written per (CTA, 32-B sector), OR-ed over every store.)"""
     def lanes(idx):
         a = np.where(rows["mem"][idx, None] >= 0, addr[np.maximum(rows["mem"][idx], 0)], -1)
         ok = a >= 0
@@ -345,7 +347,7 @@ def _filled(rows, st: np.ndarray, which: np.ndarray, nbytes: np.ndarray, addr: n
         key = rows["cta"][idx][r].astype(np.int64) * (1 << 44) + av // 32
         bits = ((np.int64(1) << nb) - 1) << (av % 32)
         return r, key, bits
-    _, key, bits = lanes(st)
+    _, key, bits = lanes(np.arange(len(rows)))
     if key.size == 0:
         return np.zeros(len(which), bool)
     order = np.argsort(key, kind="stable")
