@@ -87,29 +87,56 @@ def pack_rows(cls, unit, lat, wf, sectors, lines, level, gap, line_ptr, dep, row
     """The per-row arrays of a Lowered trace as the engine's rows matrix. short_result: rows whose result comes
     back on a scoreboard without being a shared load (SHFL, XU): their consumers carry DEP_LDS, so a wait
     on them is short_scoreboard (they claim no barrier: the scoreboard's barrier logic skips them)."""
-    if max(cls.shape[0], int(line_ptr[-1])) >= 2 ** 31:
+    n = len(cls)
+    if max(n, int(line_ptr[-1])) >= 2 ** 31:
         raise ValueError("more than 2^31 rows or lines: the int32 rows matrix cannot index them")
-    rows = _aligned_rows(cls.shape[0])
-    rows[:, N_ROW_FIELDS:] = 0
-    # R_FLAGS: bit 0 the barrier hold; bits 1 + 2j, 2 + 2j the class of producer j (DEP_LDG, DEP_LDS, else 0),
-    # so the loop learns whether a producer is a load without reading the producer's own row
-    flags = np.asarray(bar_hold, np.int32) & 1
-    short = (np.asarray(cls) == C_LDS) if short_result is None else (np.asarray(cls) == C_LDS) | short_result
-    for j in range(3):
-        d = dep[:, j]
-        pc = np.where(d >= 0, np.asarray(cls)[np.maximum(d, 0)], -1)
-        code = np.where(pc == C_LDG, DEP_LDG, np.where((d >= 0) & short[np.maximum(d, 0)], DEP_LDS, 0)).astype(np.int32)
-        flags |= code << (1 + 2 * j)
-    if writeback is not None:
-        flags |= np.where(np.asarray(writeback, bool), F_WRITEBACK, 0).astype(np.int32)
-    if write_kind is not None:
-        flags |= (np.asarray(write_kind, np.int32) & 3) << WRITE_SHIFT
-    for col, x in ((R_CLS, cls), (R_UNIT, unit), (R_LAT, lat), (R_WF, wf), (R_SECTORS, sectors),
-                   (R_LINES, lines), (R_LEVEL, level), (R_GAP, gap), (R_WARP, row_warp),
-                   (R_LINE_LO, line_ptr[:-1]), (R_LINE_HI, line_ptr[1:]), (R_OP, op), (R_FLAGS, flags)):
-        rows[:, col] = x
-    rows[:, R_DEP:R_DEP + 3] = dep
+    rows = _aligned_rows(n)
+    no = np.zeros(n, np.bool_)
+    # one signature for the compiled fill (the shipped copy holds one variant)
+    _fill_rows(rows, *(np.ascontiguousarray(x, np.int64) for x in (
+        cls, unit, lat, wf, sectors, lines, level, gap, line_ptr, row_warp, op, bar_hold)),
+        np.ascontiguousarray(dep, np.int64).reshape(n, 3),
+        *(np.ascontiguousarray(x, np.bool_) for x in (
+            no if writeback is None else writeback, no if short_result is None else short_result)),
+        np.ascontiguousarray(np.zeros(n, np.int8) if write_kind is None else write_kind, np.int8))
     return rows
+
+
+@njit(cache=True)
+def _fill_rows(rows, cls, unit, lat, wf, sectors, lines, level, gap, line_ptr, row_warp, op, bar_hold, dep,
+               writeback, short_result, write_kind):
+    """pack_rows' fill, a row at a time (numpy's column by column wrote each 64-B row 16 times: about a
+    second of gpusim run regtile2d --size 4096's 12)."""
+    for i in range(cls.shape[0]):
+        # R_FLAGS: bit 0 the barrier hold; bits 1 + 2j, 2 + 2j the class of producer j (DEP_LDG, DEP_LDS,
+        # else 0), so the loop learns whether a producer is a load without reading the producer's own row
+        flags = bar_hold[i] & 1
+        for j in range(3):
+            d = dep[i, j]
+            rows[i, R_DEP + j] = d
+            if d >= 0:
+                if cls[d] == C_LDG:
+                    flags |= DEP_LDG << (1 + 2 * j)
+                elif cls[d] == C_LDS or short_result[d]:
+                    flags |= DEP_LDS << (1 + 2 * j)
+        if writeback[i]:
+            flags |= F_WRITEBACK
+        flags |= (np.int64(write_kind[i]) & 3) << WRITE_SHIFT
+        rows[i, R_CLS] = cls[i]
+        rows[i, R_UNIT] = unit[i]
+        rows[i, R_LAT] = lat[i]
+        rows[i, R_WF] = wf[i]
+        rows[i, R_SECTORS] = sectors[i]
+        rows[i, R_LINES] = lines[i]
+        rows[i, R_LEVEL] = level[i]
+        rows[i, R_GAP] = gap[i]
+        rows[i, R_WARP] = row_warp[i]
+        rows[i, R_LINE_LO] = line_ptr[i]
+        rows[i, R_LINE_HI] = line_ptr[i + 1]
+        rows[i, R_OP] = op[i]
+        rows[i, R_FLAGS] = flags
+        for k in range(N_ROW_FIELDS, rows.shape[1]):
+            rows[i, k] = 0
 
 
 # The params as the units read them: scalars (constants for the whole run, so they stay in registers) and

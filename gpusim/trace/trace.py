@@ -72,12 +72,15 @@ class Trace:
     def concat(traces: list["Trace"]) -> "Trace":
         if not traces:
             return Trace(np.zeros(0, ROW_DTYPE), np.zeros((0, 32), np.int64), list(TABLE.ids))
-        rows, offset = [], 0
-        for t in traces:
-            r = t.rows.copy()
-            r["mem"] = np.where(r["mem"] >= 0, r["mem"] + offset, -1)
-            offset += t.addr.shape[0]
-            rows.append(r)
+        # one copy of the rows: concatenated, then each trace's memory rows moved past the addresses of
+        # the traces before it (copying each trace's rows first doubled the memory traffic)
+        rows = np.concatenate([t.rows for t in traces])
+        start = 0
+        for shift, t in zip(np.cumsum([0] + [t.addr.shape[0] for t in traces[:-1]]), traces):
+            mem = rows["mem"][start:start + len(t.rows)]
+            if shift:
+                mem[mem >= 0] += shift
+            start += len(t.rows)
         site, names = None, []
         if any(t.site is not None for t in traces):      # one table of source lines for all
             index: dict = {}
@@ -89,7 +92,7 @@ class Trace:
         regions = {}
         for t in traces:
             regions.update(t.shared_regions)
-        return Trace(np.concatenate(rows), np.concatenate([t.addr for t in traces]), list(TABLE.ids),
+        return Trace(rows, np.concatenate([t.addr for t in traces]), list(TABLE.ids),
                      site, names, regions, costed=all(t.costed for t in traces))
 
 
