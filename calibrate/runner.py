@@ -157,6 +157,7 @@ DRIVERS: tuple[Driver, ...] = (
     out_then_record("sharer_phase.py"),
     out_then_record("shfl_mufu.py"),
     out_then_record("special_regs.py"),
+    out_then_record("branch_cost.py"),
     out_then_record("smsp_phase.py"),
     out_then_record("tile_loads.py"),
     out_then_record("wb_mix.py"),
