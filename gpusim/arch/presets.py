@@ -70,14 +70,21 @@ class GPU:
     imad_latency_cycles: int = 4            # [M] micro/latency_imad.json 4.05
     alu_latency_cycles: int = 4             # [M] micro/latency_iadd3.json 4.04 (IADD3; LOP3/ISETP taken equal)
     xu_latency_cycles: int = 17             # [M] micro/shfl_mufu.json: MUFU.EX2 chain 17.0 (conversions taken equal)
-    # [M] micro/shfl_mufu.json: a chain of SHFL.BFLY, 24.0 cycles each (its rate, 0.98 a cycle per SM, is not
-    # modelled: the engine issues a shuffle as a fixed-latency op)
+    # [M] micro/shfl_mufu.json: a chain of SHFL.BFLY, 24.0 cycles each (from the shared pipe's take); its rate,
+    # 0.98 a cycle per SM, is the pipe's cycle a shuffle takes (shfl_shared_pipe_cycles)
     shfl_latency_cycles: int = 24
     # [M] micro/special_regs.json: a consumer waits 24.75 cycles for S2R (26.0 with a uniform consumer) and
     # 28.0 for a constant-cache hit (LDC R, c[][R]); both on a scoreboard (short_scoreboard). S2UR taken equal
     # to S2R, and an LDC of a fixed address (a kernel's parameters: LDC R, c[0x0][imm]) to the indexed one.
     s2r_latency_cycles: int = 25
     ldc_latency_cycles: int = 28
+    # [PG] the LSU pipe "also issues special register reads (S2R), shuffles": S2R, S2UR and SHFL wait in the
+    # SMSP's MIO queue, in order behind its shared loads (the H200's PC samples of transpose_smem at 4096: 15 %
+    # of warp cycles at its S2R in mio_throttle). [M] micro/mio_special.json: 32 SHFL beside 4 shared loads of
+    # 32 wavefronts cost a warp-step the sum of the two alone (160.2 cycles against 128.1 + 32.8): a shuffle
+    # takes one cycle of the shared pipe; 16 S2R / S2UR cost none (128.3: their own unit)
+    special_ops_through_mio: bool = True
+    shfl_shared_pipe_cycles: int = 1
     other_latency_cycles: int = 4           # (unverified) uniform (ULDC too), ADU (but S2R, S2UR, LDC) and CBU results
     # [M] micro/mio_queue_depth.json: one warp stalls with 31 LDS in flight (1 in the shared pipe,
     # 30 queued); four warps, one per SMSP, with 13.2 each: 53 in flight in the SM, 52 queued
@@ -394,7 +401,7 @@ def get_arch(name: str | GPU) -> GPU:
 
 # fields where 0 is a setting ("no such cap", "off", "none", per their comments in GPU); every other number is
 # a count, size, clock, bandwidth, latency or rate, and must be positive
-ZERO_ALLOWED = frozenset({"lg_sm_untaken_depth", "lg_sm_miss_depth", "lg_sm_miss_sectors",
+ZERO_ALLOWED = frozenset({"lg_sm_untaken_depth", "shfl_shared_pipe_cycles", "lg_sm_miss_depth", "lg_sm_miss_sectors",
                           "lsu_queue_read_ahead", "register_read_lead_cycles", "launch_overhead_us",
                           "cta_dispatch_ns", "cta_slot_gap_ns", "atomic_same_address_ns",
                           "l2_write_gsectors_per_s", "l2_partial_sector_write_gsectors_per_s",

@@ -142,8 +142,11 @@ def next_global(x, q, t, rows, provider, issue_cycle, cfg):
 @njit(cache=True, inline="always", error_model="numpy")
 def shared_pipe(x, q, sb_, t, wake, g, lv_g, rows, issue_cycle, recheck, counters, cfg):
     """The shared pipe takes the oldest MIO head when the data pipe is free (a global hit or store waiting
-    at L1TEX goes first when the two take turns and it is the global side's, or when it is older);
-    returns wake."""
+    at L1TEX goes first when the two take turns and it is the global side's, or when it is older); a
+    shuffle takes its R_WF cycles of the pipe, an S2R none (it leaves as soon as it is its queue's head:
+    _pipeless_heads); returns wake."""
+    if q.reg[Q_MIO_Q] > 0:
+        wake = _pipeless_heads(q, sb_, t, wake, rows, issue_cycle, recheck, cfg)
     if x.reg[X_SHARED_FREE] <= t and q.reg[Q_MIO_Q] > 0:
         s, s_t = lsu.oldest_mio(q, issue_cycle, cfg.in_order)
         if (s >= 0 and cfg.data_unified and g >= 0 and lv_g == 0
@@ -153,28 +156,35 @@ def shared_pipe(x, q, sb_, t, wake, g, lv_g, rows, issue_cycle, recheck, counter
             r = lsu.pop_mio(q, s, cfg.mio_depth)
             x.reg[X_LAST_DP_GLOBAL] = 0
             wake = min(wake, t + 1)                  # a queue slot freed: throttled warps may issue
-            n = max(np.int64(rows[r, R_WF]), np.int64(1))
             w = rows[r, R_WARP]
-            t_w = max(t, x.warp_shared_free[w])     # the warp's earlier loads still returning
-            n_warp = cfg.shared_cpw * n             # its return path: 2 cycles a wavefront, any width
-            if rows[r, R_CLS] == C_LDS:
-                regs = np.int64(rows[r, R_LAT])      # registers written per lane (lower.py)
-                n_sm = max(n, (regs + cfg.shared_wb - 1) // cfg.shared_wb)
-                done = t_w + n_warp - cfg.shared_cpw + cfg.lds_lat
+            if rows[r, R_LAT] < 0:      # a shuffle: its cycles of the pipe (R_WF), then its own latency
+                x.reg[X_SHARED_FREE] = t + rows[r, R_WF]
+                done = t - np.int64(rows[r, R_LAT])
+                sb_.ready[r] = done
             else:
-                n_sm = n
-                done = t_w + n_warp
-            x.reg[X_SHARED_FREE] = t + n_sm
-            x.warp_shared_free[w] = t_w + n_warp
-            counters[K_SHARED_BUSY] += n          # wavefronts, as ncu counts them
-            sb_.ready[r] = done
-            if rows[r, R_CLS] == C_LDS:     # the loads' latencies, summed as they are known
-                counters[K_LDS_LAT] += done - issue_cycle[r]
-                counters[K_LDS_N] += 1
+                n = max(np.int64(rows[r, R_WF]), np.int64(1))
+                t_w = max(t, x.warp_shared_free[w])     # the warp's earlier loads still returning
+                n_warp = cfg.shared_cpw * n             # its return path: 2 cycles a wavefront, any width
+                if rows[r, R_CLS] == C_LDS:
+                    regs = np.int64(rows[r, R_LAT])      # registers written per lane (lower.py)
+                    n_sm = max(n, (regs + cfg.shared_wb - 1) // cfg.shared_wb)
+                    done = t_w + n_warp - cfg.shared_cpw + cfg.lds_lat
+                else:
+                    n_sm = n
+                    done = t_w + n_warp
+                x.reg[X_SHARED_FREE] = t + n_sm
+                x.warp_shared_free[w] = t_w + n_warp
+                counters[K_SHARED_BUSY] += n          # wavefronts, as ncu counts them
+                sb_.ready[r] = done
+                if rows[r, R_CLS] == C_LDS:     # the loads' latencies, summed as they are known
+                    counters[K_LDS_LAT] += done - issue_cycle[r]
+                    counters[K_LDS_N] += 1
             lsu.taken(q, True, s, r, done, done if cfg.at_return else t, recheck, rows, cfg.read_ahead)
             if cfg.sb_on:
                 scoreboard.on_take(sb_, w, r, done)
             wake = min(wake, done)
+            if q.reg[Q_MIO_Q] > 0:      # an S2R now at the head need not wait for the pipe
+                wake = _pipeless_heads(q, sb_, t, wake, rows, issue_cycle, recheck, cfg)
     if q.reg[Q_MIO_Q] > 0:
         wake = min(wake, max(t + 1, x.reg[X_SHARED_FREE]))
     return wake
@@ -248,6 +258,28 @@ def l1tex_stage(x, q, sb_, mp, t, wake, g, lv, fetch, miss_wait, rows, line_id, 
                 if blocked and x.smsp_l1_free[s] <= t:
                     wk = max(wk, x.reg[X_SHARED_FREE])   # behind the blocked oldest head until the pipe frees
                 wake = min(wake, wk)
+    return wake
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _pipeless_heads(q, sb_, t, wake, rows, issue_cycle, recheck, cfg):
+    """MIO heads that take no cycle of the shared pipe (S2R, S2UR: R_LAT holds minus their latency, R_WF 0)
+    leave their SMSP's queue for their own unit as soon as they are its head (in order: and no older global
+    instruction of the SMSP waits), pipe busy or not (micro/mio_special.json); returns wake."""
+    for s in range(q.mio_cnt.shape[0]):
+        while q.mio_cnt[s] > 0:
+            r = q.mio_buf[s, q.mio_head[s]]
+            if rows[r, R_LAT] >= 0 or rows[r, R_WF] > 0:
+                break
+            if cfg.in_order and q.lg_cnt[s] > 0 and issue_cycle[q.lg_buf[s, q.lg_head[s]]] < issue_cycle[r]:
+                break
+            lsu.pop_mio(q, s, cfg.mio_depth)
+            done = t - np.int64(rows[r, R_LAT])
+            sb_.ready[r] = done
+            lsu.taken(q, True, s, r, done, done if cfg.at_return else t, recheck, rows, cfg.read_ahead)
+            if cfg.sb_on:
+                scoreboard.on_take(sb_, rows[r, R_WARP], r, done)
+            wake = min(wake, t + 1, done)
     return wake
 
 

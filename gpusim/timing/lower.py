@@ -86,6 +86,7 @@ def _op_tables(opcodes: list[str], arch: GPU):
     unit = np.full(n, R.U_NONE, np.int8)
     lat = np.full(n, arch.other_latency_cycles, np.int32)
     short = np.zeros(n, bool)
+    pipe = np.full(n, -1, np.int64)      # an MIO op's cycles of the shared pipe; -1: its row's wavefronts
     fma_lat = int(round(arch.ffma_dependent_latency_cycles))
     for i, name in enumerate(opcodes):
         op = TABLE[TABLE.id(name, atomic_ok=True)]     # a trace's atomics came with their addresses
@@ -100,6 +101,12 @@ def _op_tables(opcodes: list[str], arch: GPU):
             cls[i] = R.C_BAR
         elif op.base == "EXIT":
             cls[i] = R.C_EXIT
+        elif op.base in ("S2R", "S2UR", "SHFL") and arch.special_ops_through_mio:
+            # through the SMSP's MIO queue (micro/mio_special.json): the shared-load class with minus its
+            # latency in the latency column and its cycles of the shared pipe in the wavefront one (pipe)
+            cls[i], short[i] = R.C_LDS, True
+            lat[i] = -(arch.shfl_latency_cycles if op.base == "SHFL" else arch.s2r_latency_cycles)
+            pipe[i] = arch.shfl_shared_pipe_cycles if op.base == "SHFL" else 0
         elif op.base in ("S2R", "S2UR"):       # special registers: a variable-latency result, waited on a scoreboard
             lat[i], short[i] = arch.s2r_latency_cycles, True
         elif op.base == "LDC":                  # a constant-cache load, likewise
@@ -114,7 +121,7 @@ def _op_tables(opcodes: list[str], arch: GPU):
             unit[i], lat[i], short[i] = R.U_XU, arch.xu_latency_cycles, True
         elif op.base == "SHFL":
             lat[i], short[i] = arch.shfl_latency_cycles, True
-    return cls, unit, lat, hold, short
+    return cls, unit, lat, hold, short, pipe
 
 
 def l2_pending_latency_cycles(arch: GPU) -> float:
@@ -492,7 +499,7 @@ def lower(trace: Trace, arch: GPU, ctas=None, global_level=None,
         ok = src >= 0
         dep[ok, j] = row_of[base[ok] + src[ok]]
 
-    op_cls, op_unit, op_lat, op_hold, op_short = _op_tables(list(trace.opcodes), arch)
+    op_cls, op_unit, op_lat, op_hold, op_short, op_pipe = _op_tables(list(trace.opcodes), arch)
     ops = rows["op"][take].astype(np.int64)
     level = np.full(n, LEVEL_L2, np.int8)
     if global_level is not None:
@@ -515,7 +522,7 @@ def lower(trace: Trace, arch: GPU, ctas=None, global_level=None,
         warp_in_cta=(warp_sm % wpc).astype(np.int64), warp_sm=warp_sm.astype(np.int64),
         warp_smsp=warp_smsp, cta_warp_start=cta_warp_start, smsp_warps=smsp_warps, smsp_start=smsp_start,
         cls=op_cls_rows, unit=op_unit[ops], lat=op_lat[ops].astype(np.int64),
-        wf=rows["wavefronts"][take].astype(np.int64), sectors=rows["sectors"][take].astype(np.int64),
+        wf=np.where(op_pipe[ops] >= 0, op_pipe[ops], rows["wavefronts"][take]).astype(np.int64), sectors=rows["sectors"][take].astype(np.int64),
         lines=rows["lines"][take].astype(np.int64), level=level, gap=gap,
         line_ptr=line_ptr, line_id=line_id,
         dep=dep, op=ops, opcodes=list(trace.opcodes), row_warp=row_warp, trace_row=take.astype(np.int64),

@@ -28,7 +28,8 @@ UNITS = {
         "fp32_lanes_per_smsp", "fma_pipe_warp_inst_per_smsp_cycle", "fma_subpipe_issue_interval_cycles",
         "alu_issue_interval_cycles", "xu_issue_interval_cycles", "ffma_dependent_latency_cycles",
         "imad_latency_cycles", "alu_latency_cycles", "xu_latency_cycles", "shfl_latency_cycles",
-        "s2r_latency_cycles", "ldc_latency_cycles", "other_latency_cycles")),
+        "s2r_latency_cycles", "ldc_latency_cycles", "other_latency_cycles", "special_ops_through_mio",
+        "shfl_shared_pipe_cycles")),
     "registers": ("Register banks and dispatch", (
         "fma_warp_switch_bubble", "register_read_lead_cycles")),
     "lsu": ("LSU: the MIO and LG queues", (
