@@ -78,11 +78,12 @@ class GPU:
     # to S2R, and an LDC of a fixed address (a kernel's parameters: LDC R, c[0x0][imm]) to the indexed one.
     s2r_latency_cycles: int = 25
     ldc_latency_cycles: int = 28
-    # [PG] the LSU pipe "also issues special register reads (S2R), shuffles": S2R, S2UR and SHFL wait in the
-    # SMSP's MIO queue, in order behind its shared loads (the H200's PC samples of transpose_smem at 4096: 15 %
-    # of warp cycles at its S2R in mio_throttle). [M] micro/mio_special.json: 32 SHFL beside 4 shared loads of
-    # 32 wavefronts cost a warp-step the sum of the two alone (160.2 cycles against 128.1 + 32.8): a shuffle
-    # takes one cycle of the shared pipe; 16 S2R / S2UR cost none (128.3: their own unit)
+    # [PG] the LSU pipe "also issues special register reads (S2R), shuffles": S2R and SHFL wait in the SMSP's
+    # MIO queue, in order behind its shared loads (the H200's PC samples of transpose_smem at 4096: 15.4 % of
+    # warp cycles at its S2R in mio_throttle, none at its S2UR: the uniform datapath's read stays outside).
+    # [M] micro/mio_special.json: 32 SHFL beside 4 shared loads of 32 wavefronts cost a warp-step the sum of
+    # the two alone (160.2 cycles against 128.1 + 32.8): a shuffle takes one cycle of the shared pipe; 16
+    # S2R / S2UR cost none (128.3: their own unit)
     special_ops_through_mio: bool = True
     shfl_shared_pipe_cycles: int = 1
     other_latency_cycles: int = 4           # (unverified) uniform (ULDC too), ADU (but S2R, S2UR, LDC) and CBU results

@@ -263,7 +263,7 @@ def l1tex_stage(x, q, sb_, mp, t, wake, g, lv, fetch, miss_wait, rows, line_id, 
 
 @njit(cache=True, inline="always", error_model="numpy")
 def _pipeless_heads(q, sb_, t, wake, rows, issue_cycle, recheck, cfg):
-    """MIO heads that take no cycle of the shared pipe (S2R, S2UR: R_LAT holds minus their latency, R_WF 0)
+    """MIO heads that take no cycle of the shared pipe (S2R: R_LAT holds minus its latency, R_WF 0)
     leave their SMSP's queue for their own unit as soon as they are its head (in order: and no older global
     instruction of the SMSP waits), pipe busy or not (micro/mio_special.json); returns wake."""
     for s in range(q.mio_cnt.shape[0]):

@@ -101,7 +101,7 @@ def _op_tables(opcodes: list[str], arch: GPU):
             cls[i] = R.C_BAR
         elif op.base == "EXIT":
             cls[i] = R.C_EXIT
-        elif op.base in ("S2R", "S2UR", "SHFL") and arch.special_ops_through_mio:
+        elif op.base in ("S2R", "SHFL") and arch.special_ops_through_mio:
             # through the SMSP's MIO queue (micro/mio_special.json): the shared-load class with minus its
             # latency in the latency column and its cycles of the shared pipe in the wavefront one (pipe)
             cls[i], short[i] = R.C_LDS, True

@@ -18,7 +18,8 @@ from numba import njit
 
 from gpusim.jit import guard_cache
 from gpusim.timing.intrinsics import unit_sources
-from gpusim.timing.rows import (C_LDG, C_LDS, C_STG, DEP_LDG, DEP_LDS, INF, M_READ, R_CLS, R_DEP, R_FLAGS)
+from gpusim.timing.rows import (C_LDG, C_LDS, C_STG, DEP_LDG, DEP_LDS, INF, M_READ, R_CLS, R_DEP, R_FLAGS,
+                                R_LAT)
 from gpusim.timing.states import S_LONG_SB, S_SHORT_SB, S_WAIT
 
 N_SB = 6          # dependency barriers per warp (sm_90 control codes: SB0-SB5)
@@ -97,7 +98,9 @@ def on_issue(sb_, w, r, c, rows, sb_k):
             sb_.gen[w, bb] += 1
             if cls_b > 0 and sb_.last[w, cls_b] == bb:
                 sb_.last[w, cls_b] = -1
-    kc = 1 if c == C_LDG else (2 if c == C_LDS else 0)
+    # a shuffle or S2R in the MIO queue (R_LAT < 0) is on a barrier of its own in ptxas's code, not on the
+    # shared loads'
+    kc = 1 if c == C_LDG else (2 if c == C_LDS and rows[r, R_LAT] >= 0 else 0)
     if kc > 0 and sb_k[kc] > 0:
         held = 0
         free_b = -1
