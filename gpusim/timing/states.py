@@ -9,9 +9,9 @@ STATES = (
     "selected",            # issued this cycle
     "not_selected",        # eligible, but the scheduler picked another warp
     "wait",                # waiting on a fixed-latency result (FFMA -> FFMA, IMAD, ALU ...)
-    "short_scoreboard",    # waiting on an MIO result (shared load)
+    "short_scoreboard",    # waiting on an MIO result (shared load, shuffle, S2R) or an XU / LDC one
     "long_scoreboard",     # waiting on an L1TEX result (global load)
-    "mio_throttle",        # next instruction is shared memory and the SMSP's MIO queue is full
+    "mio_throttle",        # next instruction is shared memory, a shuffle or an S2R and the SMSP's MIO queue is full
     "lg_throttle",         # next instruction is global memory and the SMSP's LG queue is full
     "math_pipe_throttle",  # next instruction's math pipe is busy
     "barrier",             # waiting at BAR.SYNC for the other warps of its CTA
