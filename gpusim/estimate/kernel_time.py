@@ -164,14 +164,16 @@ def _extrapolate_ops(a: dict, b: dict, f: float) -> dict:
 
 
 def time_round(result, gpu: GPU, r: int, levels: _Levels, windows=(W1, W2), full: bool = False,
-               ptxas=None, not_issued: bool = False):
+               ptxas=None, not_issued: bool = False, ahead: int = 0):
     """(cycles, state-cycles+issued vector, trips, per_trip, timing, block_idx, op_states, timing2) of
     one round of r resident CTAs; full=True times every trip (the reference for the sampling test).
     timing / timing2: the engine's results of the W1 / W2 windows (timing2 None when timed in full).
     ptxas: the SASS's stall counts and scoreboards (control_codes), None for none. op_states: the
-    state cycles by opcode waited at, extrapolated like the vector."""
+    state cycles by opcode waited at, extrapolated like the vector. ahead: how many CTAs steady_round
+    will want in the same windows (their traces are made with the round's: window_trace's ahead)."""
     w1, w2 = windows
     bidx = _resident(result, gpu, r)
+    more = _resident(result, gpu, ahead) if ahead > r else None
     grp = _groups(result, gpu)
     gx, gy, gz = result.grid
     n_sm = min(gx * gy * gz, gpu.sm_count)       # SMs sharing the L2 and DRAM bandwidth
@@ -179,11 +181,11 @@ def time_round(result, gpu: GPU, r: int, levels: _Levels, windows=(W1, W2), full
         tr, trips, _ = window_trace(result, bidx, None)
         t = _time(tr, gpu, levels, n_sm, ptxas, not_issued, groups=grp)
         return float(t.cycles), _state_vec(t), trips, None, t, bidx, t.op_state_cycles, None
-    tr1, trips, e1 = window_trace(result, bidx, w1)
+    tr1, trips, e1 = window_trace(result, bidx, w1, ahead=more)
     t1 = _time(tr1, gpu, levels, n_sm, ptxas, not_issued, groups=grp)
     tr2 = e2 = None
     if trips > w2 and e1 < trips:
-        tr2, _, e2 = window_trace(result, bidx, w2)
+        tr2, _, e2 = window_trace(result, bidx, w2, ahead=more)
     if tr2 is None or e2 <= e1:      # short, or a loop the SASS front-end could not cut (it said why)
         if e1 < trips:
             tr, _, _ = window_trace(result, bidx, None)
@@ -466,7 +468,9 @@ def _predict_at(result, gpu: GPU, *, levels: bool = True, windows=(W1, W2),
                                           l2_pending=l2_pending, dram_rows=dram_rows, step=step)
     step()
     for r, count in plan:
-        sync = time_round(result, gpu, r, levels_fn, windows, full, ptxas, not_issued)
+        g2 = CHAIN_GENS[1] if count >= CHAIN_GENS[1] else count
+        sync = time_round(result, gpu, r, levels_fn, windows, full, ptxas, not_issued,
+                          ahead=r * g2 if chain and count >= 2 else 0)
         cyc, v, trips, per_trip, t, bidx, ops, t2 = sync
         steady = steady_round(result, gpu, r, count, levels_fn, sync, windows, full, ptxas,
                               not_issued) if chain else None

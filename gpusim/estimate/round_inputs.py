@@ -105,10 +105,12 @@ class _Levels:
         return np.asarray(self.fn(trace, gpu, **self.kw), np.int8)
 
 
-def window_trace(result, block_idx: list, window: int | None, seed: int = 0):
+def window_trace(result, block_idx: list, window: int | None, seed: int = 0, ahead: list | None = None):
     """(trace, trips, trips recorded) of the CTAs `block_idx` resident together, the longest loop cut to
     `window` trips. The SASS front-end records the first `window` trips and the loop's last one (it jumps
-    the registers there), the Python kernels the first `window` only."""
+    the registers there), the Python kernels the first `window` only. ahead: a longer list that begins
+    with block_idx, whose CTAs a later call will want in this window: the SASS front-end runs the missing
+    ones with these (its CTAs run side by side, so a run of more costs about what one of fewer does)."""
     if getattr(result, "frontend", "python") == "sass":
         from gpusim.estimate.simulate import array_bytes, layout
         from gpusim.sass import frontend as F
@@ -118,7 +120,10 @@ def window_trace(result, block_idx: list, window: int | None, seed: int = 0):
         # carries) and the window only, so one prediction's rounds, chains and re-timings run each once
         memo = _window_memo(result)
         keys = [(b, i, window) for i, b in enumerate(block_idx)]
-        missing = [k for k in keys if k not in memo]
+        want = keys
+        if ahead is not None and len(ahead) > len(block_idx) and list(ahead[:len(block_idx)]) == list(block_idx):
+            want = [(b, i, window) for i, b in enumerate(ahead)]
+        missing = [k for k in want if k not in memo]
         if missing:
             prog, _ = F.program(result.kernel, tuple(sorted(result.params.items())))
             bases = layout(M, N, K, spec)
@@ -126,7 +131,7 @@ def window_trace(result, block_idx: list, window: int | None, seed: int = 0):
             todo = [(b, 1) for b, _, _ in missing]
             first = missing[0][1]
             if [i for _, i, _ in missing] != list(range(first, first + len(missing))):   # not one run of ids
-                todo, first, missing = [(b, 1) for b in block_idx], 0, keys
+                todo, first, missing = [(b, 1) for b, _, _ in want], 0, want
             ran = F.run_ctas(prog, result.grid, result.block, todo, mem, (M, N, K, *spec.launch_scalars()),
                              bases, first, sample_loops=False, window=window, args=spec.arguments)
             for k, (t, _notes, loops) in zip(missing, ran):

@@ -24,3 +24,21 @@ def test_window_traces_are_run_once_and_equal_a_fresh_run(monkeypatch):
     for t in (four, again):
         assert np.array_equal(t.rows, fresh.rows) and np.array_equal(t.addr, fresh.addr)
     assert len(two.rows) < len(four.rows)
+
+
+def test_ctas_run_ahead_give_the_traces_a_later_call_would_run(monkeypatch):
+    """time_round runs the CTAs its chains will want with the round's own (ahead): one run, and the
+    traces equal those of runs made one list at a time."""
+    r, other = gpusim.simulate("regtile2d", 512), gpusim.simulate("regtile2d", 512)
+    gpu = gpusim.get_arch("h200")
+    ran = []
+    real = F.run_ctas
+    monkeypatch.setattr(F, "run_ctas", lambda *a, **k: ran.append(len(a[3])) or real(*a, **k))
+    two, _, _ = RI.window_trace(r, RI._resident(r, gpu, 2), 4, ahead=RI._resident(r, gpu, 8))
+    eight, trips, rec = RI.window_trace(r, RI._resident(r, gpu, 8), 4)
+    assert ran == [8]
+    two_f, _, _ = RI.window_trace(other, RI._resident(r, gpu, 2), 4)
+    eight_f, trips_f, rec_f = RI.window_trace(other, RI._resident(r, gpu, 8), 4)
+    assert ran == [8, 2, 6] and (trips, rec) == (trips_f, rec_f)
+    for a, b in ((two, two_f), (eight, eight_f)):
+        assert np.array_equal(a.rows, b.rows) and np.array_equal(a.addr, b.addr)
