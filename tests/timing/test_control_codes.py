@@ -85,6 +85,26 @@ def test_row_gaps_spread_means_exactly():
     assert (row_gaps(op, warp_start, ["FFMA", "IMAD"], {}) == 1).all()    # no table: no gaps
 
 
+def test_row_gaps_are_the_rule_on_random_rows():
+    """The compiled walk against the rule as written: the j-th row of an opcode in its warp (j from 0)
+    gets round((j + 1) m) - round(j m), at least 1, rounding half up."""
+    import math
+    rng = np.random.default_rng(7)
+    for _ in range(50):
+        names = [f"OP{i}" for i in range(int(rng.integers(1, 12)))]
+        means = {o: float(rng.choice([0.5, 1.0, 1.333, 2.5, 2.6667, 7.1])) for o in names if rng.random() < 0.8}
+        warp_start = np.r_[0, np.cumsum(rng.integers(0, 200, int(rng.integers(1, 5))))]
+        op = rng.integers(0, len(names), warp_start[-1])
+        want = []
+        for w in range(len(warp_start) - 1):
+            seen = {}
+            for o in op[warp_start[w]:warp_start[w + 1]]:
+                m, j = means.get(names[o], 1.0), seen.get(o, 0)
+                want.append(max(math.floor((j + 1) * m + 0.5) - math.floor(j * m + 0.5), 1))
+                seen[o] = j + 1
+        assert row_gaps(op, warp_start, names, means).tolist() == want
+
+
 def test_engine_waits_out_the_gap():
     """One warp, three independent IADD3 (the ALU pipe takes one per 2 cycles). With stall
     count 1 the pipe sets the pace: issue at 0, 2, 4. With stall count 5 the count does:
