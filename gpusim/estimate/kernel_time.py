@@ -209,6 +209,11 @@ CHAIN_GENS = (2, 4)   # CTAs per slot of the two chained runs of steady_round: t
                       # between 1 and 3 2617, the first round's CTAs starting together)
 
 
+def _chain_gens(count: int) -> tuple[int, int]:
+    """CTAs per slot of steady_round's two chained runs for a round that comes `count` times."""
+    return CHAIN_GENS if count >= CHAIN_GENS[1] else (1, count)
+
+
 def steady_round(result, gpu: GPU, r: int, count: int, levels: _Levels, sync, windows=(W1, W2),
                  full: bool = False, ptxas=None, not_issued: bool = False):
     """(cycles, state-cycles+issued vector, op_states) of each round after the first of `count` rounds
@@ -224,7 +229,7 @@ def steady_round(result, gpu: GPU, r: int, count: int, levels: _Levels, sync, wi
     if count < 2:
         return None
     _cyc_s, _v_s, trips, per_trip, t1, _bidx, _ops_s, t2 = sync
-    g1, g2 = (CHAIN_GENS if count >= CHAIN_GENS[1] else (1, count))
+    g1, g2 = _chain_gens(count)
     grp = _groups(result, gpu)
     gx, gy, gz = result.grid
     n_sm = min(gx * gy * gz, gpu.sm_count)
@@ -468,9 +473,8 @@ def _predict_at(result, gpu: GPU, *, levels: bool = True, windows=(W1, W2),
                                           l2_pending=l2_pending, dram_rows=dram_rows, step=step)
     step()
     for r, count in plan:
-        g2 = CHAIN_GENS[1] if count >= CHAIN_GENS[1] else count
         sync = time_round(result, gpu, r, levels_fn, windows, full, ptxas, not_issued,
-                          ahead=r * g2 if chain and count >= 2 else 0)
+                          ahead=r * _chain_gens(count)[1] if chain and count >= 2 else 0)
         cyc, v, trips, per_trip, t, bidx, ops, t2 = sync
         steady = steady_round(result, gpu, r, count, levels_fn, sync, windows, full, ptxas,
                               not_issued) if chain else None
