@@ -189,6 +189,17 @@ class GPU:
     # [M] micro/l2_write_fill.json: the same 4-B stores, one sector per line, where the CTA's other warps fill
     # those sectors at once (a naive transpose's stores, its loads left out): sector writes per second
     l2_filled_line_write_gsectors_per_s: float = 60.91
+    # [M] micro/store_load_wait.json: a naive transpose's warps, clock64 around each step, wait for a load's
+    # data after it issued (9,100 cycles a warp) more than at its issue (2,000), the data 3,200-3,400 cycles
+    # late once stores are ahead of it: an SM's requests reach the L2 in order, an L1 miss behind the stores
+    # the SM sent before it (at the write rates above), and a store's LG entry frees once L1TEX has sent it
+    # on. False: a store holds its entry until the L2 took it, and loads do not wait for stores
+    l2_requests_in_order: bool = True
+    # [M] micro/store_load_wait.json: the SM's path to the L2 holds this many sectors of stores the L2 has
+    # not taken; L1TEX sends a store on (and takes nothing else) only when it has room. Of
+    # 0-1024, 64 brings the engine's load-issue waits at the micro's 6 CTAs an SM nearest the H200's (1,920
+    # cycles a warp against 2,030; 0: 2,520, 256: 1,180; tests/timing/test_store_load_wait.py)
+    l2_write_buffer_sectors: int = 64
     # [M] micro/lg_throughput.json: a global load that hits L1 costs one L1TEX data-stage wavefront per
     # distinct 128-B line it touches (ncu l1tex__data_pipe_lsu_wavefronts_mem_lgds = D exactly), and
     # the stage retires 0.987-0.998 wavefronts per SM cycle for D = 4..32 lines per request (64 warps
@@ -403,7 +414,7 @@ def get_arch(name: str | GPU) -> GPU:
 # fields where 0 is a setting ("no such cap", "off", "none", per their comments in GPU); every other number is
 # a count, size, clock, bandwidth, latency or rate, and must be positive
 ZERO_ALLOWED = frozenset({"lg_sm_untaken_depth", "shfl_shared_pipe_cycles", "lg_sm_miss_depth", "lg_sm_miss_sectors",
-                          "lsu_queue_read_ahead", "register_read_lead_cycles", "launch_overhead_us",
+                          "lsu_queue_read_ahead", "register_read_lead_cycles", "l2_write_buffer_sectors", "launch_overhead_us",
                           "cta_dispatch_ns", "cta_slot_gap_ns", "atomic_same_address_ns",
                           "l2_write_gsectors_per_s", "l2_partial_sector_write_gsectors_per_s",
                           "l2_partial_line_write_gsectors_per_s", "l2_filled_line_write_gsectors_per_s",

@@ -20,7 +20,9 @@ queue entry counts until its own return from L1TEX (P_HIT_HOLDS_TO_FILL = 0, mic
 until the fill (1). An L1 miss leaves its LG queue entry when L1TEX takes it and holds one of the SM's
 lg_sm_miss_depth miss entries and one of its lg_sm_miss_sectors sector entries per sector until its fill
 lands; with too few free it waits at L1TEX's head, and nothing behind it moves (P_LG_SM_MISSES = 0: no miss
-entries, the miss's queue entry counts until its return like any load's).
+entries, the miss's queue entry counts until its return like any load's). A store holds L1TEX and its queue
+entry until the SM's path to the L2 has room for its sectors, and an L1 miss reaches the L2 behind the stores
+sent before it (l2_in_order, write_buf: memory_path.py).
 One data pipe (shared_and_global_share_data_pipe): the shared wavefronts and a global request's lines share
 it; a hit or store holds it from when L1TEX takes it (when both sides want it they take turns,
 data_pipe_clients_take_turns; else the older goes first), a miss for its lines' cycles when its fill lands
@@ -36,8 +38,9 @@ from gpusim.jit import guard_cache
 from gpusim.timing.intrinsics import unit_sources
 from gpusim.timing import lsu, memory_path, scoreboard
 from gpusim.timing.lsu import Q_LG_Q, Q_MIO_Q
-from gpusim.timing.rows import (C_LDG, C_LDS, K_L1_BUSY, K_LDG_LAT, K_LDG_N, K_LDS_LAT, K_LDS_N, K_SHARED_BUSY,
-                                M_FETCHED, M_TAKEN, R_CLS, R_LAT, R_LEVEL, R_LINES, R_SECTORS, R_WARP, R_WF)
+from gpusim.timing.rows import (C_LDG, C_LDS, FP, K_L1_BUSY, K_LDG_LAT, K_LDG_N, K_LDS_LAT, K_LDS_N, K_SHARED_BUSY,
+                                M_FETCHED, M_TAKEN, R_CLS, R_FLAGS, R_LAT, R_LEVEL, R_LINES, R_SECTORS, R_WARP, R_WF,
+                                WRITE_SHIFT)
 
 # L1tex.reg: when the data pipe (shared_free) and L1TEX are next free; whether the global side used the data
 # pipe last (0/1); the miss entries in use and their sectors; the head and count of the data pipe's charges
@@ -221,9 +224,10 @@ def l1tex_stage(x, q, sb_, mp, t, wake, g, lv, fetch, miss_wait, rows, line_id, 
             if load:
                 if fetch:
                     q.row_mem[provider[r]] |= M_FETCHED
-                done = t + cfg.l1_cpl * (n - 1) + cfg.level_lat[lv]
+                t_req = memory_path.request_at(mp, t) if cfg.l2_in_order and lv > 0 else t
+                done = t_req + cfg.l1_cpl * (n - 1) + cfg.level_lat[lv]
                 if lv > 0:
-                    done = memory_path.fetch(mp, r, t, lv, sec, done, rows, line_id, counters, cfg.sector_bytes,
+                    done = memory_path.fetch(mp, r, t_req, lv, sec, done, rows, line_id, counters, cfg.sector_bytes,
                                              cfg.fill_bytes, cfg.l2_share, cfg.dram_share)
                     if cfg.data_unified:
                         _charge(x, done - n_data, n_data)    # the fill's lines pass the data pipe when they land
@@ -237,6 +241,12 @@ def l1tex_stage(x, q, sb_, mp, t, wake, g, lv, fetch, miss_wait, rows, line_id, 
             # the entry counts until the data returns (at_return): for a hit on a line still on its way,
             # until the fill (hit_to_fill) or until the hit's own return from L1TEX
             rel = (rdy if cfg.hit_to_fill else done) if cfg.at_return else t
+            if cfg.l2_in_order and not load:
+                # a store's entry frees once L1TEX sent it on, when the SM's path to the L2 has room for it
+                per = cfg.write_fp[(rows[r, R_FLAGS] >> WRITE_SHIFT) & 3]
+                sent = max(t + cfg.l1_cpl * n, done - (cfg.write_buf * per) // FP)
+                x.reg[X_L1_FREE] = max(x.reg[X_L1_FREE], sent)
+                rel = min(rel, sent)
             if cfg.miss_cap > 0 and lv > 0 and load:
                 # its miss entries until the fill; its queue entry until the take
                 x.reg[X_MISS_N] = _heap_push(x.miss_heap, x.miss_sec, x.reg[X_MISS_N], done, sec)

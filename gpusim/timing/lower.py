@@ -211,6 +211,8 @@ def engine_params(arch: GPU, active_sms: int | None = None,
     p[R.P_L2_SHARE_FP] = max(1, round(l2_bpc * R.FP))
     p[R.P_DRAM_SHARE_FP] = max(1, round(dram_bpc * R.FP))
     p[R.P_WRITE_SHARES_L2] = int(arch.l2_writes_share_read_bandwidth)
+    p[R.P_L2_IN_ORDER] = int(arch.l2_requests_in_order)
+    p[R.P_WRITE_BUFFER] = arch.l2_write_buffer_sectors
     # DRAM writes (write-backs of stored lines): a written byte costs what the copy bandwidth leaves of
     # two bytes' time after the read (micro/bandwidth_dram.json: read 4328.9, copy 4101.1 GB/s read+write)
     # (a copy at twice the read rate or faster leaves writes nothing: 0, they take no bandwidth)

@@ -6,9 +6,12 @@ port, fill_bytes a cycle) and a DRAM miss also through its share of the DRAM ban
 engine keeps, per line, when its last fill from L2/DRAM lands: an L1 hit on a line still on its way gets its
 data then (the cache model decides hit or miss in program order). A global store's sectors go to the L2 at
 the SM's share of its write rate (by how they fill their sectors: whole, part of several of a line, one per
-line); its LG entry holds until the L2 takes them. A store the L2 will write back to DRAM does not wait for
-it, but its bytes take the SM's share of the DRAM bandwidth from the loads behind it; the CTAs that follow
-on the SM (the next round) find DRAM so, and a round ends when both servers are done (drain_cycles)."""
+line); its LG entry holds until the L2 takes them, or, with the SM's requests in order (l2_in_order), until
+the SM's path to the L2 has room for them (write_buf sectors not yet taken; L1TEX holds it till then), and
+an L1 miss sent after it reaches the L2 behind it (request_at). A store the L2 will write back to DRAM does
+not wait for it, but its bytes take the SM's share of the DRAM bandwidth from the loads behind it; the CTAs
+that follow on the SM (the next round) find DRAM so, and a round ends when both servers are done
+(drain_cycles)."""
 from __future__ import annotations
 
 from collections import namedtuple
@@ -47,6 +50,13 @@ def fetch(mp, r, t, lv, sec, done, rows, line_id, counters, sector_bytes, fill_b
     for j in range(rows[r, R_LINE_LO], rows[r, R_LINE_HI]):
         mp.line_ready[line_id[j]] = max(mp.line_ready[line_id[j]], done)
     return done
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def request_at(mp, t):
+    """When an L1 miss L1TEX sends at t reaches the L2, the SM's requests in order: behind the stores
+    it sent before (the write server's backlog)."""
+    return max(t, (mp.reg[M_WRITE] + FP - 1) // FP)
 
 
 @njit(cache=True, inline="always", error_model="numpy")

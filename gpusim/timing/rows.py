@@ -22,6 +22,7 @@ __all__ = [
     "P_DATA_PIPE_TURNS", "P_LSU_READ_AHEAD", "P_LG_SM_UNTAKEN", "P_HIT_HOLDS_TO_FILL", "P_LG_SM_MISSES",
     "P_LG_SM_MISS_SECTORS", "P_RF_LEAD", "P_PEND_LAT", "P_DRAM_WRITE_SHARE_FP", "P_WRITE_FULL_FP",
     "P_WRITE_SECTOR_FP", "P_WRITE_LINE_FP", "P_WRITE_FILL_FP", "P_SLOT_GAP", "P_CTA_DISPATCH", "P_WRITE_SHARES_L2",
+    "P_L2_IN_ORDER", "P_WRITE_BUFFER",
     "N_PARAMS", "FP", "K_HEAVY", "K_LITE", "K_ALU", "K_XU", "K_SHARED_BUSY",
     "K_L1_BUSY", "K_FILL_BUSY", "K_DEADLOCK", "K_LDS_LAT", "K_LDS_N", "K_LDG_LAT", "K_LDG_N", "N_COUNTERS", "INF",
     "GROUPS_ON", "GROUPS_OFF", "S_MIO_POOL", "S_LG_POOL", "N_ENGINE_STATES", "R_CLS", "R_UNIT", "R_LAT", "R_WF",
@@ -43,7 +44,7 @@ UNIT_BITS = 3        # R_UNIT holds the pipe in its low bits, an FP32 row's regi
  P_SB_GLOBAL, P_SB_SHARED, P_DATA_PIPE_UNIFIED, P_NO_SKIP, P_NOT_ISSUED, P_LSU_IN_ORDER, P_DATA_PIPE_TURNS,
  P_LSU_READ_AHEAD, P_LG_SM_UNTAKEN, P_HIT_HOLDS_TO_FILL, P_LG_SM_MISSES, P_LG_SM_MISS_SECTORS,
  P_RF_LEAD, P_PEND_LAT, P_DRAM_WRITE_SHARE_FP, P_WRITE_FULL_FP, P_WRITE_SECTOR_FP,
- P_WRITE_LINE_FP, P_WRITE_FILL_FP, P_SLOT_GAP, P_CTA_DISPATCH, P_WRITE_SHARES_L2, N_PARAMS) = range(48)
+ P_WRITE_LINE_FP, P_WRITE_FILL_FP, P_SLOT_GAP, P_CTA_DISPATCH, P_WRITE_SHARES_L2, P_L2_IN_ORDER, P_WRITE_BUFFER, N_PARAMS) = range(50)
 FP = 256              # sub-cycle units of the L2 / DRAM bandwidth servers
 # counters vector
 (K_HEAVY, K_LITE, K_ALU, K_XU, K_SHARED_BUSY, K_L1_BUSY, K_FILL_BUSY, K_DEADLOCK,
@@ -149,7 +150,7 @@ Config = namedtuple("Config", [
     "lds_lat", "shared_cpw", "shared_wb", "l1_sectors", "l1_lines", "l1_cpl", "data_unified", "dp_turns",
     "hit_to_fill", "miss_cap", "miss_sec_cap", "level_lat",                  # shared pipe, L1TEX
     "fill_bytes", "sector_bytes", "l2_share", "dram_share", "dram_write_share", "write_fp",   # L2 / DRAM
-    "write_l2_share",
+    "write_l2_share", "l2_in_order", "write_buf",
     "bar_release", "bar_arrive",                                             # barrier unit
     "slot_gap", "cta_dispatch",                                              # CTAs that follow in a slot
     "lat_on", "no_skip"])                                                    # accounting, the loop
@@ -184,7 +185,8 @@ def config(params):
         fill_bytes=params[P_FILL_BYTES], sector_bytes=params[P_SECTOR_BYTES],
         l2_share=params[P_L2_SHARE_FP], dram_share=params[P_DRAM_SHARE_FP],
         dram_write_share=params[P_DRAM_WRITE_SHARE_FP], write_fp=write_fp,
-        write_l2_share=write_l2_share,
+        write_l2_share=write_l2_share, l2_in_order=params[P_L2_IN_ORDER] != 0,
+        write_buf=params[P_WRITE_BUFFER],
         bar_release=params[P_BAR_RELEASE], bar_arrive=params[P_BAR_ARRIVE],
         slot_gap=params[P_SLOT_GAP], cta_dispatch=params[P_CTA_DISPATCH],
         lat_on=params[P_NOT_ISSUED] != 0, no_skip=params[P_NO_SKIP] != 0)

@@ -75,11 +75,13 @@ def per_issue(res, state):
 @pytest.mark.parametrize("B", [8, 16, 32])
 def test_a_store_does_not_wait_for_other_smsps_shared_loads(B):
     """One warp per SMSP: the stores' wait is within 2.5 per issue of the H200's (0.5-1.6); with the
-    older-first rule across the SM it is 10 or more."""
+    older-first rule across the SM it is 5 times that or more (10 or more with the stores' entries held
+    until the L2 took them, as before l2_requests_in_order)."""
     hw = ROWS["lds", B, 4]["stall_long_scoreboard"]
     assert per_issue(run(B, 4), "long_scoreboard") == pytest.approx(hw, abs=2.5)
     old = replace(H200, lsu_queue_in_order=False, data_pipe_clients_take_turns=False)
-    assert per_issue(run(B, 4, old), "long_scoreboard") > 10
+    assert per_issue(run(B, 4, old), "long_scoreboard") > 5 * max(hw, 1.0)
+    assert per_issue(run(B, 4, replace(old, l2_requests_in_order=False)), "long_scoreboard") > 10
 
 
 @pytest.mark.parametrize("warps", [8, 16, 32])
