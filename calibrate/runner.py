@@ -151,6 +151,7 @@ DRIVERS: tuple[Driver, ...] = (
     out_then_record("mio_capacity.py"),
     out_then_record("mio_special.py"),
     out_then_record("store_load_wait.py"),
+    out_then_record("l2_write_sms.py"),
     out_then_record("mio_capacity_ncu.py"),
     out_then_record("mio_capacity_ncu.py", "mio_capacity_lsu_ncu.json", "--lsu", name="mio_capacity_lsu_ncu"),
     out_then_record("pending_fill.py"),
