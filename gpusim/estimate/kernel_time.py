@@ -39,18 +39,21 @@ engine's first round (first_round_probe), see gpusim/memory/cache.py.
 """
 from __future__ import annotations
 
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from gpusim.arch import get_arch, GPU
 from gpusim.errors import GpusimError
-from gpusim.estimate.round_inputs import (_Levels, _groups, _l2_warm, _resident, build_window,  # noqa: F401
+from gpusim.estimate.round_inputs import (_Levels, _groups, _l2_warm, _resident, build_window, in_background,  # noqa: F401
                                           ptxas_facts, window_trace)
 from gpusim.kernel.spec import get_kernel
 from gpusim.estimate.atomic_queue import queue_end_cycles, shared_address_atomics
+import gpusim.timing as timing
 from gpusim.timing import (simulate_sm, TimingResult, not_issued_metrics, LSU_METRIC_NAMES, LSU_SUMS,
-                           LSU_PENDING, LSU_LATENCY)
+                           LSU_PENDING, LSU_LATENCY, lower)
+from gpusim.timing import engine as E
 from gpusim.timing.control_codes import stall_table
 from gpusim.timing.lower import l2_pending_window_ns
 from gpusim.timing.states import STATES, stall_metric
@@ -132,6 +135,21 @@ def _time(trace: Trace, gpu: GPU, levels: _Levels, active_sms: int, ptxas=None, 
                        not_issued=not_issued, log_states=log_states, groups=groups)
 
 
+def _start(trace: Trace, gpu: GPU, levels: _Levels, active_sms: int, ptxas=None, not_issued: bool = False,
+           groups: bool | None = None, slots: int | None = None) -> Future:
+    """_time's run split in two: the trace lowered here, the engine's run (nogil) in the helper thread, so
+    that it runs beside the next window's front-end and lowering; a Future of simulate_sm's TimingResult."""
+    counts, boards, reads, banks = ptxas if ptxas else (None, None, None, None)
+    lw = lower(trace, gpu, None, levels(trace, gpu), active_sms, counts, boards, reads, banks, slots)
+    lw.params[E.P_NOT_ISSUED] = int(not_issued)
+    return in_background(timing.run_lowered, lw, gpu, 0, groups)
+
+
+def _got(x):
+    """A TimingResult, waiting for it where it is a Future (_start)."""
+    return x.result() if isinstance(x, Future) else x
+
+
 # engine counters carried through the window extrapolation with the warp states (the last four: the
 # shared and global loads' summed issue-to-retirement latency and their count, LSU_SUMS)
 _BUSY = ("smsp__inst_executed_pipe_fmaheavy.sum", "smsp__inst_executed_pipe_fmalite.sum",
@@ -171,36 +189,54 @@ def time_round(result, gpu: GPU, r: int, levels: _Levels, windows=(W1, W2), full
     ptxas: the SASS's stall counts and scoreboards (control_codes), None for none. op_states: the
     state cycles by opcode waited at, extrapolated like the vector. ahead: how many CTAs steady_round
     will want in the same windows (their traces are made with the round's: window_trace's ahead)."""
+    finish, _ = _round_started(result, gpu, r, levels, windows, full, ptxas, not_issued, ahead)
+    return finish()
+
+
+def _round_started(result, gpu: GPU, r: int, levels: _Levels, windows=(W1, W2), full: bool = False,
+                   ptxas=None, not_issued: bool = False, ahead: int = 0):
+    """time_round with its engine runs started (_start): (finish, early), finish() giving time_round's
+    result; early: that result's shape before the engine is done (its timings Futures, per_trip 0.0 where
+    it will be a number), what steady_round needs to start its own runs."""
     w1, w2 = windows
     bidx = _resident(result, gpu, r)
     more = _resident(result, gpu, ahead) if ahead > r else None
     grp = _groups(result, gpu)
     gx, gy, gz = result.grid
     n_sm = min(gx * gy * gz, gpu.sm_count)       # SMs sharing the L2 and DRAM bandwidth
+
+    def whole(f, trips):
+        def finish():
+            t = f.result()
+            return float(t.cycles), _state_vec(t), trips, None, t, bidx, t.op_state_cycles, None
+        return finish, (None, None, trips, None, f, bidx, None, None)
     if full:
         tr, trips, _ = window_trace(result, bidx, None)
-        t = _time(tr, gpu, levels, n_sm, ptxas, not_issued, groups=grp)
-        return float(t.cycles), _state_vec(t), trips, None, t, bidx, t.op_state_cycles, None
+        return whole(_start(tr, gpu, levels, n_sm, ptxas, not_issued, groups=grp), trips)
+    # both windows' traces before either is timed: the L2 model (levels) runs in the helper thread meanwhile
     tr1, trips, e1 = window_trace(result, bidx, w1, ahead=more)
-    t1 = _time(tr1, gpu, levels, n_sm, ptxas, not_issued, groups=grp)
     tr2 = e2 = None
     if trips > w2 and e1 < trips:
         tr2, _, e2 = window_trace(result, bidx, w2, ahead=more)
     if tr2 is None or e2 <= e1:      # short, or a loop the SASS front-end could not cut (it said why)
         if e1 < trips:
-            tr, _, _ = window_trace(result, bidx, None)
-            t1 = _time(tr, gpu, levels, n_sm, ptxas, not_issued, groups=grp)
-        return float(t1.cycles), _state_vec(t1), trips, None, t1, bidx, t1.op_state_cycles, None
-    t2 = _time(tr2, gpu, levels, n_sm, ptxas, not_issued, groups=grp)
-    # the windows' recorded trips (e1, e2): the SASS front-end's include the loop's last trip
-    per_trip = (t2.cycles - t1.cycles) / (e2 - e1)
-    v1, v2 = _state_vec(t1), _state_vec(t2)
-    # a state that shrinks between the two windows (a start-up transient, e.g. drain) is
-    # extrapolated down to zero, never below: cycles in a state cannot be negative
-    vec = np.maximum(v1 + (trips - e1) * (v2 - v1) / (e2 - e1), 0.0)
-    cycles = t1.cycles + (trips - e1) * per_trip
-    ops = _extrapolate_ops(t1.op_state_cycles, t2.op_state_cycles, (trips - e1) / (e2 - e1))
-    return float(cycles), vec, trips, float(per_trip), t1, bidx, ops, t2
+            tr1, _, _ = window_trace(result, bidx, None)
+        return whole(_start(tr1, gpu, levels, n_sm, ptxas, not_issued, groups=grp), trips)
+    f1 = _start(tr1, gpu, levels, n_sm, ptxas, not_issued, groups=grp)
+    f2 = _start(tr2, gpu, levels, n_sm, ptxas, not_issued, groups=grp)
+
+    def finish():
+        t1, t2 = f1.result(), f2.result()
+        # the windows' recorded trips (e1, e2): the SASS front-end's include the loop's last trip
+        per_trip = (t2.cycles - t1.cycles) / (e2 - e1)
+        v1, v2 = _state_vec(t1), _state_vec(t2)
+        # a state that shrinks between the two windows (a start-up transient, e.g. drain) is
+        # extrapolated down to zero, never below: cycles in a state cannot be negative
+        vec = np.maximum(v1 + (trips - e1) * (v2 - v1) / (e2 - e1), 0.0)
+        cycles = t1.cycles + (trips - e1) * per_trip
+        ops = _extrapolate_ops(t1.op_state_cycles, t2.op_state_cycles, (trips - e1) / (e2 - e1))
+        return float(cycles), vec, trips, float(per_trip), t1, bidx, ops, t2
+    return finish, (None, None, trips, 0.0, f1, bidx, None, f2)
 
 
 CHAIN_GENS = (2, 4)   # CTAs per slot of the two chained runs of steady_round: the period is their difference
@@ -226,6 +262,14 @@ def steady_round(result, gpu: GPU, r: int, count: int, levels: _Levels, sync, wi
     own (the slots' drift changes how the CTAs' trips overlap, not only their starts and ends: with the
     first window's change alone smemtile at 2048 came out 3 % short of the chains timed in full). sync:
     time_round's result for the round. None when count < 2 (no CTA follows another)."""
+    finish = _steady_started(result, gpu, r, count, levels, sync, windows, full, ptxas, not_issued)
+    return finish() if finish else None
+
+
+def _steady_started(result, gpu: GPU, r: int, count: int, levels: _Levels, sync, windows=(W1, W2),
+                    full: bool = False, ptxas=None, not_issued: bool = False):
+    """steady_round with its engine runs started (_start); sync may be _round_started's early result (its
+    timings Futures). finish() gives steady_round's result; None when count < 2."""
     if count < 2:
         return None
     _cyc_s, _v_s, trips, per_trip, t1, _bidx, _ops_s, t2 = sync
@@ -234,8 +278,7 @@ def steady_round(result, gpu: GPU, r: int, count: int, levels: _Levels, sync, wi
     gx, gy, gz = result.grid
     n_sm = min(gx * gy * gz, gpu.sm_count)
     wins = (None,) if (full or per_trip is None) else tuple(windows)
-    counts, boards, reads, banks = ptxas if ptxas else (None, None, None, None)
-    per_window = []         # (period, state vector, op states, trips recorded) per window
+    started = []            # (runs by CTAs a slot, trips recorded) per window
     for k, window in enumerate(wins):
         runs, rec = {}, None
         for g in (g1, g2):
@@ -244,10 +287,16 @@ def steady_round(result, gpu: GPU, r: int, count: int, levels: _Levels, sync, wi
             if g == 1:      # the round's own run in this window: no CTA follows
                 runs[g] = t1 if k == 0 else t2
                 continue
-            runs[g] = simulate_sm(tr, gpu, global_level=levels(tr, gpu), active_sms=n_sm, stall_counts=counts,
-                                  scoreboards=boards, read_barriers=reads, register_banks=banks,
-                                  not_issued=not_issued, groups=grp, slots=r)
-        a, b = runs[g1], runs[g2]
+            runs[g] = _start(tr, gpu, levels, n_sm, ptxas, not_issued, groups=grp, slots=r)
+        started.append((runs, rec))
+    return lambda: _steady_finish(started, g1, g2, trips)
+
+
+def _steady_finish(started, g1, g2, trips):
+    """steady_round's result from its started runs (_steady_started)."""
+    per_window = []         # (period, state vector, op states, trips recorded) per window
+    for runs, rec in started:
+        a, b = _got(runs[g1]), _got(runs[g2])
         oa, ob = a.op_state_cycles, b.op_state_cycles
         ops_gen = {op: {s: (ob.get(op, {}).get(s, 0) - oa.get(op, {}).get(s, 0)) / (g2 - g1)
                         for s in set(oa.get(op, {})) | set(ob.get(op, {}))} for op in set(oa) | set(ob)}
@@ -472,15 +521,20 @@ def _predict_at(result, gpu: GPU, *, levels: bool = True, windows=(W1, W2),
     levels_fn, finish = prediction_levels(result, gpu, ptxas, enabled=levels, schedule=schedule,
                                           l2_pending=l2_pending, dram_rows=dram_rows, step=step)
     step()
+    # every round's engine runs started first (the helper thread runs them while the front-end makes the
+    # next windows), then each round finished in order
+    started = []
     for r, count in plan:
-        sync = time_round(result, gpu, r, levels_fn, windows, full, ptxas, not_issued,
-                          ahead=r * _chain_gens(count)[1] if chain and count >= 2 else 0)
-        cyc, v, trips, per_trip, t, bidx, ops, t2 = sync
-        steady = steady_round(result, gpu, r, count, levels_fn, sync, windows, full, ptxas,
-                              not_issued) if chain else None
+        round_done, early = _round_started(result, gpu, r, levels_fn, windows, full, ptxas, not_issued,
+                                           ahead=r * _chain_gens(count)[1] if chain and count >= 2 else 0)
+        started.append((round_done, _steady_started(result, gpu, r, count, levels_fn, early, windows, full,
+                                                    ptxas, not_issued) if chain else None))
+        step()
+    for (r, count), (round_done, steady_done) in zip(plan, started):
+        cyc, v, trips, per_trip, t, bidx, ops, t2 = round_done()
+        steady = steady_done() if steady_done else None
         rounds.append(Round(r, count, trips, cyc, per_trip, t, bidx, ops, t2,
                             steady[0] if steady else None))
-        step()
         parts = [(1 if steady else count, v, ops)] + ([(count - 1, steady[1], steady[2])] if steady else [])
         for n_r, v_r, ops_r in parts:
             for op, st in ops_r.items():

@@ -49,15 +49,31 @@ def _l2_warm(result, gpu: GPU) -> bool:
     return total <= l2_capacity_bytes(gpu)
 
 
+_HELPER = None      # the thread the L2 model and the engine runs go to (in_background)
+
+
+def in_background(fn, *args, **kw):
+    """fn(*args, **kw) in gpusim's helper thread: the L2 model's compiled loops release the GIL (nogil), so it
+    runs on a second core while this one runs the front-end for the windows; the same result as a call."""
+    global _HELPER
+    if _HELPER is None:
+        from concurrent.futures import ThreadPoolExecutor
+        _HELPER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="gpusim-l2")
+    return _HELPER.submit(fn, *args, **kw)
+
+
 class _Levels:
     """Where each global load of a window is served from: the cache model (gpusim.memory.cache)
     when it exists: L1 from the window's own L1 replay, and the kernel's chip-wide L2 miss
-    fraction per array (hit_rates) spread over the L1 misses as DRAM rows; else None (all L2)."""
+    fraction per array (hit_rates) spread over the L1 misses as DRAM rows; else None (all L2).
+    The chip-wide L2 model runs in the helper thread from construction until the first window
+    asks for its levels (or hit_rates / source are read)."""
 
     def __init__(self, result, gpu: GPU, enabled: bool = True, warm_l2: bool = True, schedule: str = "fluid",
                  slot_finish=None, l2_hits_only: bool = False, pending_ns: float = 0.0, dram_rows: str = "spread",
                  unit_ns: float | None = None):
-        self.fn, self.kw, self.source, self.warm = None, {}, "all L2", False
+        self.fn, self.kw, self._source, self.warm = None, {}, "all L2", False
+        self._hit_rates, self._pending = None, None
         if not enabled:
             return
         try:
@@ -67,41 +83,60 @@ class _Levels:
             return
         occ = result.occupancy
         self.kw = {"blocks_per_sm": occ.blocks_per_sm, "smem_per_block": occ.shared_bytes_per_block}
-        try:
-            self.warm = warm_l2 and _l2_warm(result, gpu)
-            if self.warm or l2_hits_only:
-                # the recorded times launch the kernel again and again on the same buffers: when
-                # A, B and C fit in the L2 they stay there, and no load goes to DRAM
-                # (l2_hits_only: every L1 miss an L2 hit, for the short window of slot_finish)
-                self.kw["l2_miss_fraction"] = 0.0
-                self.source = ("cache model (L1 replay; warm L2 holds the arrays)" if self.warm else
-                               "cache model (L1 replay; every L1 miss an L2 hit)")
-                self.fn = global_levels
-                return
-            hr = hit_rates(result, schedule=schedule, slot_finish=slot_finish, pending_ns=pending_ns,
-                           unit_ns=unit_ns)
-            frac = hr.get("gpusim__l2_miss_fraction_by_array")
-            if frac is not None:
-                stream = not get_kernel(result.kernel).is_gemm    # compulsory misses: on first touches
-                self.kw.update(l2_miss_fraction=frac, bases=result.bases,
-                               dram_rows="first_touch" if stream and dram_rows == "spread" else dram_rows)
-                if stream:
-                    from gpusim.estimate.cache_model import _stream_reach
-                    self.kw["reach"] = _stream_reach(result, gpu)
-            wb = hr.get("gpusim__dram_writeback_fraction_by_array")
-            if wb:      # the working set outgrows the L2: stored lines go back to DRAM
-                self.kw.update(writeback_fraction=wb, bases=result.bases)
-                if pending_ns:
-                    self.kw["l2_pending_fraction"] = hr["gpusim__l2_pending_fraction_by_array"]
-            self.hit_rates = hr
-            self.source = "cache model (L1 replay, chip-wide L2)"
-        except TypeError:
-            self.source = "cache model (L1 only)"
         self.fn = global_levels
+        self.warm = warm_l2 and _l2_warm(result, gpu)
+        if self.warm or l2_hits_only:
+            # the recorded times launch the kernel again and again on the same buffers: when
+            # A, B and C fit in the L2 they stay there, and no load goes to DRAM
+            # (l2_hits_only: every L1 miss an L2 hit, for the short window of slot_finish)
+            self.kw["l2_miss_fraction"] = 0.0
+            self._source = ("cache model (L1 replay; warm L2 holds the arrays)" if self.warm else
+                            "cache model (L1 replay; every L1 miss an L2 hit)")
+            return
+        self._source = "cache model (L1 replay, chip-wide L2)"
+        self._pending = (in_background(hit_rates, result, schedule=schedule, slot_finish=slot_finish,
+                                        pending_ns=pending_ns, unit_ns=unit_ns), result, gpu, dram_rows, pending_ns)
+
+    def _settle(self):
+        """Take the L2 model's result (waiting for the helper thread) into the levels' arguments."""
+        if self._pending is None:
+            return
+        (fut, result, gpu, dram_rows, pending_ns), self._pending = self._pending, None
+        try:
+            hr = fut.result()
+        except TypeError:
+            self._source = "cache model (L1 only)"
+            return
+        frac = hr.get("gpusim__l2_miss_fraction_by_array")
+        if frac is not None:
+            stream = not get_kernel(result.kernel).is_gemm    # compulsory misses: on first touches
+            self.kw.update(l2_miss_fraction=frac, bases=result.bases,
+                           dram_rows="first_touch" if stream and dram_rows == "spread" else dram_rows)
+            if stream:
+                from gpusim.estimate.cache_model import _stream_reach
+                self.kw["reach"] = _stream_reach(result, gpu)
+        wb = hr.get("gpusim__dram_writeback_fraction_by_array")
+        if wb:      # the working set outgrows the L2: stored lines go back to DRAM
+            self.kw.update(writeback_fraction=wb, bases=result.bases)
+            if pending_ns:
+                self.kw["l2_pending_fraction"] = hr["gpusim__l2_pending_fraction_by_array"]
+        self._hit_rates = hr
+
+    @property
+    def hit_rates(self) -> dict | None:
+        """The chip-wide L2 model's figures (cache_model.hit_rates), None without it."""
+        self._settle()
+        return self._hit_rates
+
+    @property
+    def source(self) -> str:
+        self._settle()
+        return self._source
 
     def __call__(self, trace: Trace, gpu: GPU):
         if self.fn is None:
             return None
+        self._settle()
         return np.asarray(self.fn(trace, gpu, **self.kw), np.int8)
 
 

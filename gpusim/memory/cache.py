@@ -123,7 +123,7 @@ def _new_cache(capacity_bytes: int, ways: int):
             np.full(nsets * ways, -1, np.int64), nsets, ways)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)     # nogil: the L2 model runs in a helper thread (round_inputs)
 def _l1_run(addr, nbytes, tags, valid, stamp, nsets, ways, out_sect, out_hit):
     """Rows in order: addr (rows, 32) byte addresses (-1 inactive), nbytes per lane per row.
     Fills the distinct sectors and the hit sectors of each row."""
@@ -231,7 +231,7 @@ def _l2_line(line, h, sample, tags, valid, stamp, ways, clock, te, W, fill_t, q,
     if W > 0:
         fill_t[victim] = te
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _l2_tiles(ev_cta, ev_chunk, ev_t, ev_mode, ev_blk, W, nchunks, gx, a_rows, a_line0, a_row_lines, a_dx, a_dy,
               b_cls, b_line0, b_row_lines, b_dx, b_dy, K,
               c_rows, c_cls, c_line0, c_row_lines, c_rdx, c_rdy, c_cdx, c_cdy,

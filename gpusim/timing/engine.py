@@ -52,7 +52,7 @@ from gpusim.timing.states import S_SELECTED
 from gpusim.timing.waiter_groups import new_groups
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", nogil=True)   # nogil: runs in the helper thread (kernel_time._start)
 def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
         rows, line_id, params, rb_wait, provider, n_ops, log, groups, cta_next):
     """Simulate; returns (cycles, state_cycles[warp, state], issue_cycle[row], finish[warp], counters,
