@@ -6,7 +6,8 @@
 The engine charges a store the SM's share of the chip's L2 write rate (micro/l2_write.json, every SM
 storing at once). An SGEMM's CTAs store C at their end, a few SMs at a time. calibrate/l2_write.cu's
 store_full (float4: whole sectors) and store_strided (4 B per 32-B sector) run with k CTAs of 1,024
-threads (one an SM) for k = 1 to 132, over 8 and 16 MB L2-resident buffers; each launch timed as the
+threads for k = 1 to 132 (one an SM: the block scheduler spreads a launch's first CTAs over the SMs; not
+checked here, but a CTA's rate is flat from 1 to 16 CTAs), over 8 and 16 MB L2-resident buffers; each launch timed as the
 records time theirs (gpusim.hw.gpu.time_launches); rates marginal between the two sizes, so that a
 launch's fixed costs cancel. Per row: sectors per second for the whole chip, and per SM.
 """
