@@ -137,12 +137,17 @@ def _time(trace: Trace, gpu: GPU, levels: _Levels, active_sms: int, ptxas=None, 
 
 def _start(trace: Trace, gpu: GPU, levels: _Levels, active_sms: int, ptxas=None, not_issued: bool = False,
            groups: bool | None = None, slots: int | None = None) -> Future:
-    """_time's run split in two: the trace lowered here, the engine's run (nogil) in the helper thread, so
-    that it runs beside the next window's front-end and lowering; a Future of simulate_sm's TimingResult."""
+    """_time's run split in two: the loads' memory levels found here, the lowering and the engine's run
+    (nogil) in the helper thread, beside the next window's front-end; a Future of simulate_sm's
+    TimingResult."""
     counts, boards, reads, banks = ptxas if ptxas else (None, None, None, None)
-    lw = lower(trace, gpu, None, levels(trace, gpu), active_sms, counts, boards, reads, banks, slots)
-    lw.params[E.P_NOT_ISSUED] = int(not_issued)
-    return in_background(timing.run_lowered, lw, gpu, 0, groups)
+    level = levels(trace, gpu)
+
+    def run():
+        lw = lower(trace, gpu, None, level, active_sms, counts, boards, reads, banks, slots)
+        lw.params[E.P_NOT_ISSUED] = int(not_issued)
+        return timing.run_lowered(lw, gpu, 0, groups)
+    return in_background(run)
 
 
 def _got(x):
