@@ -53,12 +53,13 @@ _HELPER = None      # the thread the L2 model and the engine runs go to (in_back
 
 
 def in_background(fn, *args, **kw):
-    """fn(*args, **kw) in gpusim's helper thread: the L2 model's compiled loops release the GIL (nogil), so it
-    runs on a second core while this one runs the front-end for the windows; the same result as a call."""
+    """fn(*args, **kw) in gpusim's helper thread: the L2 model's and the engine's compiled loops release the
+    GIL (nogil), so they run on a second core while this one runs the front-end for the windows; the same
+    result as a call."""
     global _HELPER
     if _HELPER is None:
         from concurrent.futures import ThreadPoolExecutor
-        _HELPER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="gpusim-l2")
+        _HELPER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="gpusim-helper")
     return _HELPER.submit(fn, *args, **kw)
 
 

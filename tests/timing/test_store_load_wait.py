@@ -16,7 +16,7 @@ RECORD = Path(__file__).resolve().parents[2] / "traces/hw/h200/micro/store_load_
 
 def _transpose(blocks_per_sm=None, **sets):
     """transpose_naive at 1024: (the prediction, each first-round warp's load-issue waits by step: its LDG's
-    issue less its previous STG's (0 for the first))."""
+    issue less its previous STG's, the first less the warp's launch)."""
     if blocks_per_sm:
         sets["max_blocks_per_sm"] = blocks_per_sm
     r = gpusim.simulate("transpose_naive", 1024, keep_trace=True, arch=override("h200", sets) if sets else "h200")
@@ -28,7 +28,7 @@ def _transpose(blocks_per_sm=None, **sets):
         sel = np.flatnonzero(t.row_warp == w)
         o, ic = ops[sel], t.issue_cycle[sel]
         ld, st = ic[np.char.startswith(o, "LDG")], ic[np.char.startswith(o, "STG")]
-        waits.append(ld - np.r_[ld[0], st[:-1]])
+        waits.append(ld - np.r_[t.warp_launch[w], st[:-1]])
     return p, np.array(waits)
 
 
@@ -37,17 +37,17 @@ def _stall(p, name):
 
 
 def test_the_transposes_warps_wait_for_their_loads_data_as_the_h200s_do():
-    """The H200's stamps: a warp waits 9,100 cycles for its loads' data after they issued and 2,000 at their
+    """The H200's stamps: a warp waits 9,100 cycles for its loads' data after they issued and 2,030 at their
     issue. At the micro's 6 CTAs an SM (its registers) the engine's warps wait at the loads' issue within
-    35 % of that (after the first step: the launch's start is not what this is about), and long_scoreboard
-    is the top stall at the kernel's own occupancy, as in the H200's PC samples; without the in-order path
-    the engine put them in lg_throttle (the pool full of stores the L2 had not taken) with almost none in
-    long_scoreboard."""
+    10 % of that (1,920 with l2_write_buffer_sectors = 64, the value chosen on this figure), and
+    long_scoreboard is the top stall at the kernel's own occupancy, as in the H200's PC samples; without the
+    in-order path the engine put them in lg_throttle (the pool full of stores the L2 had not taken) with
+    almost none in long_scoreboard."""
     rec = json.loads(RECORD.read_text())["details"]["1024"]
-    hw_issue = sum(rec["mean_cycles_by_step"]["load_issue"][1:])
-    assert rec["mean_cycles_per_warp"]["load_data"] > 3 * rec["mean_cycles_per_warp"]["load_issue"]
+    hw_issue = rec["mean_cycles_per_warp"]["load_issue"]
+    assert rec["mean_cycles_per_warp"]["load_data"] > 3 * hw_issue
     _, waits = _transpose(blocks_per_sm=6)
-    assert waits[:, 1:].sum(axis=1).mean() == pytest.approx(hw_issue, rel=0.35)
+    assert waits.sum(axis=1).mean() == pytest.approx(hw_issue, rel=0.10)
     p, _ = _transpose()
     top = max((v, k) for k, v in p.stalls.items() if "selected" not in k)[1]
     assert "long_scoreboard" in top
@@ -62,7 +62,7 @@ def test_the_write_buffer_sets_how_long_stores_hold_the_lg_pool():
     none, w0 = _transpose(l2_write_buffer_sectors=0)
     mid, w64 = _transpose()
     unbounded, wi = _transpose(l2_write_buffer_sectors=1 << 30)
-    assert w0[:, 1:].sum() > w64[:, 1:].sum() > wi[:, 1:].sum()
+    assert w0.sum() > w64.sum() > wi.sum()
     assert _stall(none, "lg_throttle") > _stall(mid, "lg_throttle") > _stall(unbounded, "lg_throttle")
     assert _stall(unbounded, "long_scoreboard") > _stall(none, "long_scoreboard")
     assert unbounded.time_ms == pytest.approx(mid.time_ms, rel=0.05)
