@@ -178,3 +178,81 @@ def plot_sweep(path, rows):
         grid[j // cols][j % cols].set_visible(False)
     fig.suptitle(f"design space: {timed[0]['kernel']}, {len(timed)} points")
     return _save(fig, path)
+
+
+# the set names of docs/validation.md's tables, as the figure's legend calls them
+_SET_LABELS = {"ladder": "ladder", "variants": "held out: tile parameters", "shapes": "held out: shapes",
+               "sweep": "parameter sweep"}
+
+
+def plot_validation(path, points, source: str):
+    """docs/validation.md's points (gpusim.report.docs.parse_validation's "points"): predicted against
+    measured time, log-log, and each point's error against its measured time; one colour per ladder, one
+    marker per set. `source` (the
+    table's "generated on DATE from commit HASH") goes into the PNG's Source text chunk, so that a check
+    can tell a figure drawn from another table (png_source)."""
+    timed = []
+    for p in points:
+        try:
+            timed.append((p, float(p["measured"]), float(p["predicted"])))
+        except (KeyError, ValueError):      # a point said not to be predicted
+            continue
+    if not timed:
+        raise GpusimError("no predicted point in docs/validation.md to draw")
+    fig = _figure(12.5, 5.6)
+    ax, ax_err = fig.subplots(1, 2, width_ratios=[1, 1.15])
+    colours = {"sgemm": "tab:blue", "memory": "tab:orange"}
+    markers = {"ladder": "o", "variants": "s", "shapes": "D", "sweep": "^"}
+    groups = list(dict.fromkeys((p["ladder"], p["set"]) for p, _, _ in timed))
+    for ladder, set_ in groups:
+        mine = [(m, q) for p, m, q in timed if (p["ladder"], p["set"]) == (ladder, set_)]
+        style = dict(s=22, alpha=0.8, zorder=3, color=colours.get(ladder, "tab:gray"), marker=markers.get(set_, "x"))
+        ax.scatter([m for m, _ in mine], [q for _, q in mine], label=f"{ladder}, {_SET_LABELS.get(set_, set_)} "
+                   f"({len(mine)})", **style)
+        ax_err.scatter([m for m, _ in mine], [100.0 * (q / m - 1.0) for m, q in mine], **style)
+    lo = min(min(m, q) for _, m, q in timed) / 1.5
+    hi = max(max(m, q) for _, m, q in timed) * 1.5
+    ax.plot([lo, hi], [lo, hi], color="black", linewidth=0.8, label="predicted = measured")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlim(lo, hi)
+    ax.set_ylim(lo, hi)
+    ax.set_xlabel("measured on the H200 (ms, CUDA-event median)")
+    ax.set_ylabel("predicted by gpusim (ms)")
+    ax.set_title(f"predicted against measured time, {len(timed)} launches")
+    ax.legend(fontsize="small", loc="upper left")
+    ax.grid(True, which="both", alpha=0.3)
+    # the same points as errors: the diagonal's few per cent are invisible over five decades
+    ax_err.axhspan(-10, 10, color="tab:green", alpha=0.08, label="within 10 %")
+    ax_err.axhline(0, color="black", linewidth=0.8)
+    ax_err.set_xscale("log")
+    ax_err.set_xlim(lo, hi)
+    ax_err.set_xlabel("measured on the H200 (ms)")
+    ax_err.set_ylabel("error: predicted / measured - 1 (%)")
+    ax_err.set_title("error per launch")
+    ax_err.legend(fontsize="small", loc="upper left")
+    ax_err.grid(True, which="both", alpha=0.3)
+    return write_atomic(path, lambda f: fig.savefig(f, format="png", dpi=90, metadata={"Source": source}))
+
+
+def png_source(path) -> str | None:
+    """The Source text chunk of a PNG that plot_validation wrote, None where the file or the chunk is
+    missing (read with the standard library: the check needs no matplotlib)."""
+    import struct
+    try:
+        data = open(path, "rb").read()
+    except OSError:
+        return None
+    if data[:8] != b"\x89PNG\r\n\x1a\n":
+        return None
+    i = 8
+    while i + 8 <= len(data):
+        n, kind = struct.unpack(">I4s", data[i:i + 8])
+        if kind == b"tEXt":
+            key, _, value = data[i + 8:i + 8 + n].partition(b"\0")
+            if key == b"Source":
+                return value.decode("latin-1")
+        if kind == b"IEND":
+            break
+        i += 12 + n
+    return None

@@ -1,6 +1,6 @@
 """The generated documentation against what gpusim/report/docs/ makes now: docs/model.md's parameter
 tables (from the GPU preset), docs/validation.md's points and measured times (from the committed
-records), README.md's accuracy block (from docs/validation.md). The slow test runs every prediction
+records), README.md's accuracy block and figure (from docs/validation.md). The slow test runs every prediction
 again and holds docs/validation.md's predicted figures to them."""
 import difflib
 import io
@@ -100,6 +100,26 @@ def test_readme_accuracy_block_is_validations_summary():
         pytest.skip("README.md has no accuracy block")
     stale = docs.stale_blocks(readme, {"accuracy": docs.accuracy_table(_text(docs.VALIDATION_MD))}, "README.md")
     assert not stale, "\n".join(stale) + "\n" + FIX
+
+
+def test_readme_figure_is_drawn_from_validation():
+    """docs/img/validation.png carries the header of the docs/validation.md it was drawn from."""
+    from gpusim.report.plots import png_source
+    assert png_source(SOURCE_ROOT / docs.VALIDATION_PNG) == docs.figure_source(_text(docs.VALIDATION_MD)), FIX
+    assert f"]({docs.VALIDATION_PNG})" in _text(docs.README_MD)
+
+
+def test_a_figure_from_another_table_is_named(tmp_path):
+    pytest.importorskip("matplotlib")
+    from gpusim.report.plots import plot_validation, png_source
+    points = [{"set": "ladder", "ladder": "sgemm", "measured": "1.0", "predicted": "1.1"},
+              {"set": "ladder", "ladder": "memory", "measured": "0.01", "predicted": docs.NOT_PREDICTED}]
+    png = tmp_path / "v.png"
+    plot_validation(png, points, "docs/validation.md generated on 2000-01-01 from commit abc")
+    assert png_source(png) == "docs/validation.md generated on 2000-01-01 from commit abc"
+    assert png_source(tmp_path / "none.png") is None
+    (tmp_path / "bad.png").write_bytes(b"not a png")
+    assert png_source(tmp_path / "bad.png") is None
 
 
 @pytest.mark.slow

@@ -12,8 +12,11 @@
 * README.md: a small accuracy table, one line per ladder and held-out set, taken from docs/validation.md's
   summary, between `<!-- generated:accuracy -->` and `<!-- end generated -->` (nothing is written where
   README.md has no such block).
+* docs/img/validation.png: the README's figure, predicted against measured time at every point of
+  docs/validation.md (gpusim.report.plots.plot_validation); its PNG text chunk names the table it was
+  drawn from, so --check tells a stale figure without comparing pixels.
 
-    python3 -m gpusim.report.docs --write                 # model.md's tables, README's accuracy block
+    python3 -m gpusim.report.docs --write                 # model.md's tables, README's accuracy block and figure
     python3 -m gpusim.report.docs --write --validation    # also every prediction again (tens of minutes)
     python3 -m gpusim.report.docs --check                 # exit 1 naming every stale block
 
@@ -30,7 +33,7 @@ from pathlib import Path
 
 from gpusim.paths import SOURCE_ROOT, write_atomic
 from gpusim.report.docs.blocks import (  # noqa: F401  (the public names, here for callers and tests)
-    MODEL_MD, README_MD, VALIDATION_MD, WRITE_COMMAND, read_blocks, replace_blocks, stale_blocks)
+    MODEL_MD, README_MD, VALIDATION_MD, VALIDATION_PNG, WRITE_COMMAND, read_blocks, replace_blocks, stale_blocks)
 from gpusim.report.docs.validation_doc import (  # noqa: F401  (the public names, here for callers and tests)
     NOT_PREDICTED, accuracy_table, git_commit, parse_validation, predict_points, render_validation, stale_validation, validation_points)
 from gpusim.report.docs.model_doc import (  # noqa: F401  (the public names, here for callers and tests)
@@ -59,6 +62,33 @@ def write(root: Path = SOURCE_ROOT, validation: bool = False, commit: str | None
         write_atomic(vpath, lambda f: f.write(vtext.encode()))
         print(f"{VALIDATION_MD}: written ({len(pts)} points)", file=log)
     _write_readme(root, log)
+    _write_figure(root, log)
+
+
+def figure_source(validation_text: str) -> str:
+    """What the figure drawn from this docs/validation.md carries in its PNG text chunk."""
+    v = parse_validation(validation_text)
+    return f"{VALIDATION_MD} generated on {v['date']} from commit {v['commit']}"
+
+
+def _write_figure(root: Path, log) -> None:
+    from gpusim.errors import GpusimError
+    from gpusim.report.plots import PLOT_EXTRA, plot_validation, png_source
+    vpath, png = root / VALIDATION_MD, root / VALIDATION_PNG
+    if not vpath.exists():
+        print(f"{VALIDATION_MD} does not exist yet: {VALIDATION_PNG} not drawn", file=log)
+        return
+    vtext = vpath.read_text()
+    if png_source(png) == figure_source(vtext):
+        print(f"{VALIDATION_PNG}: up to date", file=log)
+        return
+    png.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        plot_validation(png, parse_validation(vtext)["points"], figure_source(vtext))
+    except GpusimError as e:
+        print(f"{VALIDATION_PNG} not drawn: {e} ({PLOT_EXTRA})", file=log)
+        return
+    print(f"{VALIDATION_PNG}: drawn", file=log)
 
 
 def _write_readme(root: Path, log) -> None:
@@ -93,6 +123,11 @@ def check(root: Path = SOURCE_ROOT) -> list[str]:
         rtext = readme.read_text() if readme.exists() else ""
         if "accuracy" in read_blocks(rtext):
             out += stale_blocks(rtext, {"accuracy": accuracy_table(vtext)}, str(README_MD))
+        from gpusim.report.plots import png_source
+        got = png_source(root / VALIDATION_PNG)
+        if got != figure_source(vtext):
+            out.append(f"{VALIDATION_PNG}: " + ("missing" if got is None else f"drawn from {got}, not from the "
+                                               f"{VALIDATION_MD} there is"))
     else:
         out.append(f"{VALIDATION_MD} does not exist ({WRITE_COMMAND} makes it)")
     return out
@@ -120,6 +155,6 @@ def main(argv=None) -> int:
     if stale:
         print(f"run `python3 -m gpusim.report.docs --write` ({WRITE_COMMAND} for docs/validation.md)")
         return 1
-    print("docs/model.md, docs/validation.md and README.md's accuracy block are current")
+    print("docs/model.md, docs/validation.md, README.md's accuracy block and docs/img/validation.png are current")
     return 0
 

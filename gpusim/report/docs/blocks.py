@@ -9,6 +9,7 @@ PRESET = "H200"                                   # the preset whose values the 
 MODEL_MD = Path("docs/model.md")
 VALIDATION_MD = Path("docs/validation.md")
 README_MD = Path("README.md")
+VALIDATION_PNG = Path("docs/img/validation.png")     # README.md's figure, drawn from VALIDATION_MD
 WRITE_COMMAND = "python3 -m gpusim.report.docs --write --validation"
 
 BLOCK = re.compile(r"<!-- generated:(?P<key>[\w:.-]+) -->\n(?P<body>.*?)<!-- end generated -->", re.S)
