@@ -229,13 +229,15 @@ def engine_params(arch: GPU, active_sms: int | None = None,
     return p
 
 
-def _load_lines(trace: Trace, take: np.ndarray, line_bytes: int):
+def _load_lines(trace: Trace, take: np.ndarray, line_bytes: int, op=None, mem=None):
     """CSR of the distinct lines each lowered row's global load touches (none for other rows),
     with dense line ids (each line's rank among the trace's lines): the engine's record of which lines
-    are in flight from L2 / DRAM."""
+    are in flight from L2 / DRAM. op, mem: the taken rows' opcode ids and address rows, where the caller
+    has them (lower's _gather); else read from the trace."""
     # the two columns it reads, not the taken rows whole (a copy of every field: most of its time)
-    op = trace.rows["op"][take].astype(np.int64)
-    mem = trace.rows["mem"][take]
+    if op is None:
+        op = trace.rows["op"][take].astype(np.int64)
+        mem = trace.rows["mem"][take]
     space, is_store, _, _, _ = TABLE.arrays()
     sel = np.flatnonzero(np.isin(space[op], (SPACE_GLOBAL, SPACE_LOCAL)) & ~is_store[op] & (mem >= 0))
     counts = np.zeros(len(take), np.int64)
@@ -427,6 +429,88 @@ def _filled(rows, which: np.ndarray, nbytes: np.ndarray, addr: np.ndarray) -> np
     return out & has
 
 
+@njit(cache=True, nogil=True)
+def _take_by_warp(cta, warp, seq, slot_of, wpc):
+    """(take, wkey, span, in_order): the rows of the CTAs with a slot (slot_of >= 0), grouped by SM warp
+    slot wkey = slot * wpc + warp (a counting sort: each group keeps the trace's order), span = the
+    largest seq + 1; in_order: every group's seq never falls, so the groups are in program order as
+    numpy's stable sort by (wkey, seq) would put them (else the caller sorts)."""
+    n_slots = 0          # (a loop, not slot_of.max(): its empty-array error would carry numba's own path)
+    for c in range(slot_of.shape[0]):
+        n_slots = max(n_slots, slot_of[c] + 1)
+    n_keys = n_slots * wpc
+    start = np.zeros(n_keys + 1, np.int64)
+    n, span = 0, 0
+    for i in range(cta.shape[0]):
+        s = slot_of[cta[i]]
+        if s >= 0:
+            start[s * wpc + warp[i] + 1] += 1
+            n += 1
+            span = max(span, np.int64(seq[i]) + 1)
+    for k in range(n_keys):
+        start[k + 1] += start[k]
+    take = np.empty(n, np.int64)
+    wkey = np.empty(n, np.int64)
+    for i in range(cta.shape[0]):
+        s = slot_of[cta[i]]
+        if s >= 0:
+            k = s * wpc + warp[i]
+            take[start[k]] = i
+            wkey[start[k]] = k
+            start[k] += 1
+    in_order = True
+    for j in range(1, n):
+        if wkey[j] == wkey[j - 1] and seq[take[j]] < seq[take[j - 1]]:
+            in_order = False
+            break
+    return take, wkey, span, in_order
+
+
+@njit(cache=True, nogil=True)
+def _gather(take, row_warp, span, wpc, cta, warp, op, seq, src0, src1, src2, wavefronts, sectors, lines, mem,
+            weight, op_pipe):
+    """lower's per-row columns of the taken rows (take, grouped by warp in program order): opcode ids,
+    producers (each source sequence number -> the row of the same warp that has it, -1 none; the last
+    such row where a warp repeats one), the shared pipe's cycles (op_pipe, else the row's wavefronts),
+    sectors, lines, address rows, the cache model's order key (seq, CTA, warp) and how many rows stand
+    for more than one (weight > 1); past: some source lies past every row of its warp (the caller refuses)."""
+    n = take.shape[0]
+    n_warps = row_warp[n - 1] + 1 if n else 0
+    row_of = np.full(n_warps * span, -1, np.int64)
+    cta_max = 0
+    for i in range(n):
+        row_of[row_warp[i] * span + seq[take[i]]] = i
+        cta_max = max(cta_max, np.int64(cta[take[i]]))
+    ops = np.empty(n, np.int64)
+    dep = np.full((n, 3), -1, np.int64)
+    wf = np.empty(n, np.int64)
+    sec = np.empty(n, np.int64)
+    lin = np.empty(n, np.int64)
+    mem_t = np.empty(n, np.int64)
+    order_key = np.empty(n, np.int64)
+    sampled = 0
+    past = False         # a source past the trace's last row (the caller raises: a raise here would carry this
+    for i in range(n):   # file's path into the shipped compiled copy)
+        t = take[i]
+        o = np.int64(op[t])
+        ops[i] = o
+        base = row_warp[i] * span
+        for j, src in enumerate((src0[t], src1[t], src2[t])):
+            if src >= 0:
+                if base + src >= row_of.shape[0]:
+                    past = True
+                else:
+                    dep[i, j] = row_of[base + src]
+        wf[i] = op_pipe[o] if op_pipe[o] >= 0 else wavefronts[t]
+        sec[i] = sectors[t]
+        lin[i] = lines[t]
+        mem_t[i] = mem[t]
+        order_key[i] = (np.int64(seq[t]) * (cta_max + 1) + cta[t]) * wpc + warp[t]
+        if weight[t] > 1:
+            sampled += 1
+    return ops, dep, wf, sec, lin, mem_t, order_key, sampled, past
+
+
 def lower(trace: Trace, arch: GPU, ctas=None, global_level=None,
           active_sms: int | None = None, stall_counts: dict | None = None,
           scoreboards: dict | None = None, read_barriers=None, register_banks=None,
@@ -456,18 +540,16 @@ def lower(trace: Trace, arch: GPU, ctas=None, global_level=None,
     if len(np.unique(ctas)) != len(ctas):
         raise GpusimError("a CTA is listed twice")
     cta_col = rows["cta"]
-    take = np.flatnonzero(np.isin(cta_col, ctas))
-    if take.size == 0:
-        raise GpusimError("no rows to simulate")
     slot_of = np.full(int(all_ctas.max()) + 1, -1, np.int64)
     slot_of[ctas] = np.arange(len(ctas))
     wpc = int(rows["warp"].max()) + 1                      # warps per CTA
-    wkey = slot_of[cta_col[take]] * wpc + rows["warp"][take]   # SM warp slot
-    seq = rows["seq"][take].astype(np.int64)
-    span = int(seq.max()) + 1
-    own = wkey * span + seq
-    order = np.argsort(own, kind="stable")                 # by warp, then program order
-    take, wkey = take[order], wkey[order]
+    # the chosen CTAs' rows by SM warp slot (CTA slot * warps per CTA + warp), then program order (seq)
+    take, wkey, span, in_order = _take_by_warp(cta_col, rows["warp"], rows["seq"], slot_of, np.int64(wpc))
+    if take.size == 0:
+        raise GpusimError("no rows to simulate")
+    if not in_order:         # a trace whose rows are not in program order within each warp: sort them
+        order = np.argsort(wkey * span + rows["seq"][take], kind="stable")
+        take, wkey = take[order], wkey[order]
     n = len(take)
 
     first = np.flatnonzero(np.r_[True, wkey[1:] != wkey[:-1]])
@@ -491,18 +573,15 @@ def lower(trace: Trace, arch: GPU, ctas=None, global_level=None,
     smsp_warps = np.argsort(warp_smsp, kind="stable").astype(np.int64)
     smsp_start = np.searchsorted(warp_smsp[smsp_warps], np.arange(arch.smsp_per_sm + 1)).astype(np.int64)
 
-    # sources: sequence number within the CTA -> row of the same warp
-    row_of = np.full(n_warps * span, -1, np.int64)
-    base = row_warp * span
-    row_of[base + seq[order]] = np.arange(n)
-    dep = np.full((n, 3), -1, np.int64)
-    for j in range(3):
-        src = rows[f"src{j}"][take].astype(np.int64)
-        ok = src >= 0
-        dep[ok, j] = row_of[base[ok] + src[ok]]
-
     op_cls, op_unit, op_lat, op_hold, op_short, op_pipe = _op_tables(list(trace.opcodes), arch)
-    ops = rows["op"][take].astype(np.int64)
+    # every per-row column in one pass (sources -> rows of the same warp, the shared pipe's cycles, the
+    # cache model's order key); numpy's gathers from the structured rows took about half of lower's time
+    ops, dep, wf, sectors, lines, mem, order_key, sampled, past = _gather(
+        take, row_warp, np.int64(span), np.int64(wpc), cta_col, rows["warp"], rows["op"], rows["seq"],
+        rows["src0"], rows["src1"], rows["src2"], rows["wavefronts"], rows["sectors"], rows["lines"],
+        rows["mem"], rows["weight"], op_pipe)
+    if past:
+        raise IndexError("a row's source sequence number is past every row of its warp's")
     level = np.full(n, LEVEL_L2, np.int8)
     if global_level is not None:
         level = np.asarray(global_level, np.int8)[take]
@@ -511,11 +590,8 @@ def lower(trace: Trace, arch: GPU, ctas=None, global_level=None,
     # is a store like any other
     writeback = (op_cls_rows == R.C_STG) & (level == LEVEL_DRAM)
     level = np.where(writeback, LEVEL_L1, level).astype(np.int8)
-    line_ptr, line_id = _load_lines(trace, take, arch.line_bytes)
+    line_ptr, line_id = _load_lines(trace, take, arch.line_bytes, ops, mem)
     write_kind = _write_kinds(trace, take, op_cls_rows)
-    # the cache model's order (gpusim.memory.cache.global_levels): sequence number, CTA, warp
-    cta_id = cta_col[take].astype(np.int64)
-    order_key = (seq[order] * (int(cta_id.max()) + 1) + cta_id) * wpc + rows["warp"][take].astype(np.int64)
     gap = np.ones(n, np.int64)
     if stall_counts:
         gap = row_gaps(ops, warp_start, list(trace.opcodes), stall_counts)
@@ -524,11 +600,10 @@ def lower(trace: Trace, arch: GPU, ctas=None, global_level=None,
         warp_in_cta=(warp_sm % wpc).astype(np.int64), warp_sm=warp_sm.astype(np.int64),
         warp_smsp=warp_smsp, cta_warp_start=cta_warp_start, smsp_warps=smsp_warps, smsp_start=smsp_start,
         cls=op_cls_rows, unit=op_unit[ops], lat=op_lat[ops].astype(np.int64),
-        wf=np.where(op_pipe[ops] >= 0, op_pipe[ops], rows["wavefronts"][take]).astype(np.int64), sectors=rows["sectors"][take].astype(np.int64),
-        lines=rows["lines"][take].astype(np.int64), level=level, gap=gap,
+        wf=wf, sectors=sectors, lines=lines, level=level, gap=gap,
         line_ptr=line_ptr, line_id=line_id,
         dep=dep, op=ops, opcodes=list(trace.opcodes), row_warp=row_warp, trace_row=take.astype(np.int64),
-        params=engine_params(arch, active_sms, bool(stall_counts), scoreboards), sampled_rows=int((rows["weight"][take] > 1).sum()),
+        params=engine_params(arch, active_sms, bool(stall_counts), scoreboards), sampled_rows=int(sampled),
         bar_hold=op_hold[ops],
         rb_wait=read_waits(ops, op_cls_rows, row_warp, list(trace.opcodes), read_barriers),
         provider=fill_providers(level, line_ptr, line_id, order_key),

@@ -32,6 +32,23 @@ def test_lower_groups_remaps_and_assigns_smsp():
     assert lw.cta_warp_start.tolist() == [0, 2, 3]
 
 
+def test_rows_out_of_program_order_are_sorted_as_those_in_it():
+    """A trace whose rows do not come in seq order within a warp (a hand-made one) is lowered as the same
+    rows in order: the counting sort by warp (_take_by_warp) notices and sorts by seq."""
+    spec = [row(0, "LDS", 0, wf=2), row(1, "LDS", 0, wf=1), row(0, "FFMA", 1, (0,)), row(1, "FFMA", 1, (0,)),
+            row(0, "IMAD", 2, (1,)), row(1, "STS", 2, (1,), wf=1)]
+    shuffled = [spec[i] for i in (4, 1, 2, 5, 0, 3)]
+    a, b = lower(make_trace(spec), ARCH), lower(make_trace(shuffled), ARCH)
+    for name in ("warp_start", "cls", "unit", "wf", "dep", "op", "row_warp"):
+        assert getattr(a, name).tolist() == getattr(b, name).tolist(), name
+    assert b.trace_row.tolist() == [4, 2, 0, 1, 5, 3]
+
+
+def test_a_source_past_every_row_is_refused():
+    with pytest.raises(IndexError):
+        lower(make_trace([row(0, "FFMA", 0), row(0, "FFMA", 1, (9,))]), ARCH)
+
+
 def test_read_waits_match_blocks_per_warp_left_to_right():
     """Memory rows of each warp are matched against a block's sequence without overlap and never
     across warps; within a match the row d memory rows after the i-th waits for it, also past the
