@@ -292,7 +292,7 @@ class LoopSampling:
                     loop.snaps.append(self._advance(snaps[i], t, delta))
         loop.snaps = loop.snaps[-SNAPS_KEPT:]
         loop.taints, loop.ended = loop.taints[-HISTORY_KEPT:], loop.ended[-HISTORY_KEPT:]
-        self.st.restore(self._advance(snaps[-1], m, delta))
+        self._advance(snaps[-1], m, delta, into=self.st)
         # the next period is run: it must move on by the same steps
         loop.check = (len(arr) + p, p, L, d_addr, shifts, inner[0])
 
@@ -355,15 +355,23 @@ class LoopSampling:
             raise SynthesisMismatch(f"loop at 0x{loop.header:04x}: the trips after a synthesized stretch "
                                     "do not continue it")
 
-    def _advance(self, base, n: int, delta):
+    def _advance(self, base, n: int, delta, into=None):
         """Registers `base` (a snapshot) moved n periods on: the rows that hold no data by n deltas,
-        64-bit pairs as 64-bit values; data rows and predicates as they are."""
+        64-bit pairs as 64-bit values; data rows and predicates as they are. into: a register state
+        to put them in (its own arrays, no new ones), else a new snapshot."""
         d_r, d_u, wide = delta
         cr, cu, _, _ = self._clean_rows()
-        R, UR, P, UP = (x.copy() for x in base)
+        if into is None:
+            R, UR, P, UP = (x.copy() for x in base)
+        else:
+            into.restore(base)
+            R, UR, P, UP = into.R, into.UR, into.P, into.UP
         nn = np.uint32(n & 0xFFFFFFFF)
-        R[cr] = base[0][cr] + nn * d_r[cr]
-        UR[cu] = base[1][cu] + nn * d_u[cu]
+        # only the rows that move (the loop's counters and addresses, a few of 256): the others stay
+        # as copied, and a whole-file gather of every clean row took most of a window's front-end time
+        for arr, clean, d in ((R, cr, d_r), (UR, cu, d_u)):
+            moving = np.flatnonzero(clean & d.any(axis=1))
+            arr[moving] += nn * d[moving]
         for (kind, r), d in wide.items():
             arr = R if kind == "R" else UR
             v0 = base[0 if kind == "R" else 1]
@@ -389,7 +397,7 @@ class LoopSampling:
             """((pcs, guard masks) or None when it does not come back to the header, its integer
             compares); only: that CTA's lanes alone."""
             self.writer, self.taint = saved[0].copy(), set(saved[1])
-            self.st.restore(self._advance(prev, n, delta))
+            self._advance(prev, n, delta, into=self.st)
             self.st.cmp_log = []
             self.parted = False
             if only is not None:
@@ -454,7 +462,7 @@ class LoopSampling:
         loop.done = True
         if lo == 0:
             return
-        self.st.restore(self._advance(loop.snaps[-1], lo, delta))
+        self._advance(loop.snaps[-1], lo, delta, into=self.st)
         loop.skipped = lo * p
         if reweight:
             for i in range(loop.arrivals[-1 - p], loop.arrivals[-1]):
