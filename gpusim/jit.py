@@ -170,4 +170,6 @@ def shipped_stamps() -> dict:
 REQUIRED = {"gpusim.timing.engine.run": 3, "gpusim.memory.cache._l1_run": 1, "gpusim.memory.cache._l2_tiles": 1,
             "gpusim.timing.lower._claim_matches": 1, "gpusim.timing.rows._fill_rows": 1,
             "gpusim.timing.lower._row_lines": 1, "gpusim.timing.lower._providers": 1,
-            "gpusim.memory.shared_banks._count_rows": 1, "gpusim.timing.control_codes._gaps": 1}
+            "gpusim.memory.shared_banks._count_rows": 1, "gpusim.timing.control_codes._gaps": 1,
+            "gpusim.timing.lower._take_by_warp": 1, "gpusim.timing.lower._gather": 1,
+            "gpusim.memory.coalescer._count_chunks": 1, "gpusim.memory.rows._first_active": 1}

@@ -14,14 +14,10 @@ from __future__ import annotations
 import numpy as np
 
 from gpusim.kernel.opcodes import SPACE_GLOBAL, SPACE_LOCAL, SPACE_SHARED, TABLE
+from gpusim.memory.rows import first_active
 
 KINDS = {0: "loads", 1: "stores", 2: "reductions", 3: "atomics"}
 SPACE_NAMES = {SPACE_GLOBAL: "global", SPACE_SHARED: "shared", SPACE_LOCAL: "local"}
-
-
-def _first_active(addr: np.ndarray) -> np.ndarray:
-    a = np.where(addr >= 0, addr, np.iinfo(np.int64).max)
-    return a.min(axis=1) if len(a) else np.zeros(0, np.int64)
 
 
 def _region(first: np.ndarray, regions: dict, fallback: str) -> np.ndarray:
@@ -40,7 +36,7 @@ def _memory_rows(trace, global_regions: dict, shared_regions: dict | None):
     op = rows["op"].astype(np.int64)
     sel = np.flatnonzero((rows["mem"] >= 0) & (rows["mask"] != 0))
     sp = space[op[sel]]
-    first = _first_active(trace.addr[rows["mem"][sel]])
+    first = first_active(trace.addr, rows["mem"][sel])
     names = np.full(len(sel), "local", dtype=object)
     g = sp == SPACE_GLOBAL
     names[g] = _region(first[g], global_regions, "global (outside the arguments)")

@@ -51,6 +51,7 @@ from gpusim.arch import GPU, get_arch
 from gpusim.errors import GpusimError
 from gpusim.kernel.opcodes import TABLE, SPACE_GLOBAL
 from gpusim.jit import guard_cache
+from gpusim.memory.rows import first_active
 
 LEVEL_L1, LEVEL_L2, LEVEL_DRAM, LEVEL_L2_PENDING = 0, 1, 2, 3     # as gpusim.timing.lower
 CARVEOUTS_KB = {90: (0, 8, 16, 32, 64, 100, 132, 164, 196, 228)}   # [CC] sm_90 shared carveouts
@@ -185,11 +186,6 @@ def _array_of(first_addr: np.ndarray, bases: dict, sizes: dict) -> np.ndarray:
     for i, (nm, b) in enumerate(bases.items()):
         out[(first_addr >= b) & (first_addr < b + sizes[nm])] = i
     return out
-
-
-def _first_active(addr: np.ndarray) -> np.ndarray:
-    a = np.where(addr >= 0, addr, np.iinfo(np.int64).max)
-    return a.min(axis=1)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -392,7 +388,7 @@ def _mark_writebacks(trace, level, fraction: dict, bases: dict | None, sizes: di
     if sidx.size == 0:
         return
     sidx = sidx[np.lexsort((trace.rows["warp"][sidx], trace.rows["cta"][sidx], trace.rows["seq"][sidx]))]
-    key = _array_of(_first_active(trace.addr[trace.rows["mem"][sidx]]), bases, sizes)
+    key = _array_of(first_active(trace.addr, trace.rows["mem"][sidx]), bases, sizes)
     names = list(bases)
     acc = np.zeros(len(names) + 1)
     for j, k in zip(sidx, key):
@@ -453,7 +449,7 @@ def global_levels(trace, arch: GPU | str = "h200", *, blocks_per_sm: int | None 
         if bases is None:
             raise GpusimError("a per-array l2_miss_fraction or l2_pending_fraction needs the arrays' bases")
         sizes = sizes if sizes is not None else _sizes_from_bases(bases)
-        arr_key = _array_of(_first_active(addr), bases, sizes)
+        arr_key = _array_of(first_active(trace.addr, rows["mem"][g]), bases, sizes)
     else:
         arr_key = np.zeros(len(g), np.int8)
 

@@ -1,23 +1,31 @@
-"""Row-wise distinct counting over (rows, lanes) integer arrays, fully vectorised."""
+"""What the memory stage's row-wise counts share: the sort key of an inactive lane, and each address
+row's first active byte (the array a row reads)."""
 import numpy as np
+from numba import njit
 
-EMPTY = np.iinfo(np.int64).max
+from gpusim.jit import guard_cache
 
-
-def distinct_per_row(keys: np.ndarray, valid: np.ndarray) -> np.ndarray:
-    """Number of distinct values among the valid entries of each row."""
-    if keys.shape[0] == 0:
-        return np.zeros(0, np.int64)
-    s = np.sort(np.where(valid, keys, EMPTY), axis=1)
-    first = s[:, :1] != EMPTY
-    new = (s[:, 1:] != s[:, :-1]) & (s[:, 1:] != EMPTY)
-    return first[:, 0].astype(np.int64) + new.sum(axis=1)
+EMPTY = np.iinfo(np.int64).max      # a sort key past every address: an inactive lane's place
 
 
-def unique_mask_sorted(keys: np.ndarray, valid: np.ndarray):
-    """Sorted keys per row and a mask marking the first occurrence of each valid value."""
-    s = np.sort(np.where(valid, keys, EMPTY), axis=1)
-    uniq = np.ones_like(s, bool)
-    uniq[:, 1:] = s[:, 1:] != s[:, :-1]
-    uniq &= s != EMPTY
-    return s, uniq
+def first_active(addr: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """The lowest active (>= 0) byte address of each address row addr[rows[i]], EMPTY where no lane is
+    active; read in place (no copy of the rows it picks)."""
+    out = np.empty(len(rows), np.int64)
+    if len(rows):
+        _first_active(np.ascontiguousarray(addr, np.int64), np.ascontiguousarray(rows, np.int64), out)
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _first_active(addr, rows, out):
+    for i in range(rows.shape[0]):
+        m = EMPTY
+        for lane in range(addr.shape[1]):
+            a = addr[rows[i], lane]
+            if 0 <= a < m:
+                m = a
+        out[i] = m
+
+
+guard_cache(globals())     # stamped by its source, guarded, seeded from the shipped copy (gpusim.jit)

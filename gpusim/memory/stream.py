@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from gpusim.memory.rows import first_active
+
 SECTOR = 32
 
 
@@ -96,8 +98,8 @@ def compulsory_l2(trace, gidx: np.ndarray, w: np.ndarray, l2_reads: np.ndarray, 
     """Per array (by name): L2 sector reads, DRAM sectors (its compulsory misses, and re-reads past the L2's
     reach) and their ratio. gidx: the global-load rows, w their weights, l2_reads: each row's sectors that
     missed in L1; reach: first_touch_sectors'."""
-    from gpusim.memory.cache import _array_of, _first_active
-    key = _array_of(_first_active(trace.addr[trace.rows["mem"][gidx]]), bases, sizes)
+    from gpusim.memory.cache import _array_of
+    key = _array_of(first_active(trace.addr, trace.rows["mem"][gidx]), bases, sizes)
     new, far = first_touch_sectors(trace, gidx, w, reach, split=True)
     out = {}
     for i, nm in enumerate(bases):
@@ -126,14 +128,14 @@ def written_back_sectors(trace, bases: dict, sizes: dict) -> dict:
     each written sector once per launch (its later stores merge in the L2), capped at the array's size.
     With the working set larger than the L2 every stored line leaves it dirty; a stored sector that is
     stored again (a reduction's partial sums) is written back once."""
-    from gpusim.memory.cache import _array_of, _first_active
+    from gpusim.memory.cache import _array_of
     from gpusim.memory.counters import cost_trace
     sidx = _store_rows(cost_trace(trace))
     if sidx.size == 0:
         return {}
     w = trace.rows["weight"][sidx].astype(np.float64)
     sect = trace.rows["sectors"][sidx].astype(np.float64)
-    key = _array_of(_first_active(trace.addr[trace.rows["mem"][sidx]]), bases, sizes)
+    key = _array_of(first_active(trace.addr, trace.rows["mem"][sidx]), bases, sizes)
     new = first_touch_sectors(trace, sidx, w)
     out = {}
     for i, nm in enumerate(bases):

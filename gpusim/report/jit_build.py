@@ -18,6 +18,8 @@ from gpusim import jit
 
 def _import_compiled_modules():
     import gpusim.memory.cache  # noqa: F401
+    import gpusim.memory.coalescer  # noqa: F401
+    import gpusim.memory.rows  # noqa: F401
     import gpusim.timing  # noqa: F401
     import gpusim.timing.engine  # noqa: F401
     import gpusim.timing.lower  # noqa: F401

@@ -12,6 +12,7 @@ import gpusim
 from gpusim.arch import get_arch
 from gpusim.errors import GpusimError
 from gpusim.memory import cache as C
+from gpusim.memory.rows import first_active
 from gpusim.estimate import cache_model as CM
 from gpusim.timing.lower import LEVEL_L1 as T_L1, LEVEL_L2 as T_L2, LEVEL_DRAM as T_DRAM, \
     LEVEL_L2_PENDING as T_PEND
@@ -114,7 +115,7 @@ def test_global_levels_window():
     assert 0.5 < frac_l1 < 1.0
     lv2 = C.global_levels(tr, H200, l2_miss_fraction={"A": 1.0, "B": 0.0, "C": 0.0}, bases=bases)
     miss = lv2[gidx] != C.LEVEL_L1
-    first = C._first_active(tr.addr[tr.rows["mem"][gidx]])
+    first = first_active(tr.addr, tr.rows["mem"][gidx])
     is_a = (first >= bases["A"]) & (first < bases["B"])
     assert (lv2[gidx][miss & is_a] == C.LEVEL_DRAM).all()
     assert (lv2[gidx][miss & ~is_a] == C.LEVEL_L2).all()

@@ -23,6 +23,7 @@ def engine_a_load_times(dram_rows: str, trips: int = 64):
     import gpusim
     import gpusim.estimate.kernel_time as KT
     from gpusim.memory import cache as C
+    from gpusim.memory.rows import first_active
     from gpusim.timing import run_lowered
     from gpusim.timing.lower import lower
     res = gpusim.simulate("coalesced", 4096, keep_trace=True)
@@ -31,7 +32,7 @@ def engine_a_load_times(dram_rows: str, trips: int = 64):
     counts, boards, reads, banks = ptx = KT.ptxas_facts(res)
     tr, _ = KT.build_window(res, KT._resident(res, gpu, bps), trips)
     gidx, _ = C._global_load_rows(tr)
-    first = C._first_active(tr.addr[tr.rows["mem"][gidx]])
+    first = first_active(tr.addr, tr.rows["mem"][gidx])
     lv = KT.prediction_levels(res, gpu, ptx, dram_rows=dram_rows)[0](tr, gpu)
     t = run_lowered(lower(tr, gpu, global_level=lv, stall_counts=counts, scoreboards=boards, read_barriers=reads,
                           register_banks=banks),
