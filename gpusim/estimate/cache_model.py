@@ -64,6 +64,32 @@ def measured_schedule(result, n_ctas: int, with_unit: bool = False):
     return (s / T, (e - s) / T, T) if with_unit else (s / T, (e - s) / T)
 
 
+L2_SPLIT_LINES = 4e6    # streams past this many line accesses run as two halves of the sampled sets at once
+
+
+def _split_sets(run_part, total: int):
+    """run_part(part, parts)'s counts for every set: in two halves on two threads (this one and a second:
+    _l2_tiles is nogil, and the thread that wants the L2 model's result has nothing else to do until it
+    comes) where the stream is long, else whole; the halves' counts added."""
+    if total <= L2_SPLIT_LINES:
+        return run_part(0, 1)
+    import threading
+    other = {}
+
+    def second():
+        try:
+            other["counts"] = run_part(1, 2)
+        except BaseException as e:      # noqa: BLE001 - raised again on this thread
+            other["error"] = e
+    th = threading.Thread(target=second, name="gpusim-l2-half")
+    th.start()
+    mine = run_part(0, 2)
+    th.join()
+    if "error" in other:
+        raise other["error"]
+    return tuple(a + b for a, b in zip(mine, other["counts"]))
+
+
 def l2_simulate(result, *, l2_bytes: int | None = None, schedule: str = "fluid", sample: int | None = None,
                 arch: GPU | None = None, slot_finish=None, pending_ns: float = 0.0,
                 unit_ns: float | None = None, windows: bool | None = None) -> dict:
@@ -141,17 +167,24 @@ def l2_simulate(result, *, l2_bytes: int | None = None, schedule: str = "fluid",
         sample = 1
         while total / sample > 2e7 and sample < 16:
             sample *= 2
-    tags, valid, stamp, nsets, ways = _new_cache(cap // sample, L2_WAYS)
+    if sample < 1 or sample & (sample - 1):
+        raise GpusimError(f"sample must be a power of two (every sample-th set of the L2), got {sample}")
     nb = len(weight)
-    b_acc, b_miss, b_pend = (np.zeros((nb, 3), np.int64) for _ in range(3))
-    fill_t = np.full(tags.shape[0] if W else 1, -np.inf)
     bl = {nm: result.bases[nm] // LINE for nm in "ABC"}
-    _l2_tiles(i, c, t, mode, blk, float(W), nchunks, gx,
-              a_rows, bl["A"], K * 4 // LINE, steps["a"][0], steps["a"][1],
-              b_cls, bl["B"], N * 4 // LINE, steps["b"][0], steps["b"][1], K,
-              c_pairs[:, 0].astype(np.int64).copy(), c_pairs[:, 1].astype(np.int64).copy(), bl["C"],
-              N * 4 // LINE, steps["cr"][0], steps["cr"][1], steps["cc"][0], steps["cc"][1],
-              tags, valid, stamp, fill_t, nsets, ways, sample, b_acc, b_miss, b_pend)
+    c_rows, c_cls = c_pairs[:, 0].astype(np.int64).copy(), c_pairs[:, 1].astype(np.int64).copy()
+
+    def run_part(part, parts):
+        """The sampled sets s % parts == part: their own cache arrays and counts (_l2_tiles)."""
+        tags, valid, stamp, nsets, ways = _new_cache(cap // sample, L2_WAYS)
+        fill_t = np.full(tags.shape[0] if W else 1, -np.inf)
+        counts = tuple(np.zeros((nb, 3), np.int64) for _ in range(3))
+        _l2_tiles(i, c, t, mode, blk, float(W), nchunks, gx,
+                  a_rows, bl["A"], K * 4 // LINE, steps["a"][0], steps["a"][1],
+                  b_cls, bl["B"], N * 4 // LINE, steps["b"][0], steps["b"][1], K,
+                  c_rows, c_cls, bl["C"], N * 4 // LINE, steps["cr"][0], steps["cr"][1], steps["cc"][0],
+                  steps["cc"][1], tags, valid, stamp, fill_t, nsets, ways, sample, *counts, part, parts)
+        return counts
+    b_acc, b_miss, b_pend = _split_sets(run_part, total)
     # each counted block stands for `weight` blocks (1 each where every event was simulated)
     acc, miss, pend = ((weight[:, None] * x).sum(axis=0) for x in (b_acc, b_miss, b_pend))
     windows_used = int((weight > 0).sum())

@@ -5,6 +5,7 @@ register reads). gpusim.estimate.kernel_time times them."""
 from __future__ import annotations
 
 import weakref
+from concurrent.futures import Future
 
 import numpy as np
 
@@ -52,15 +53,63 @@ def _l2_warm(result, gpu: GPU) -> bool:
 _HELPER = None      # the thread the L2 model and the engine runs go to (in_background)
 
 
-def in_background(fn, *args, **kw):
+def in_background(fn, *args, **kw) -> Future:
     """fn(*args, **kw) in gpusim's helper thread: the L2 model's and the engine's compiled loops release the
     GIL (nogil), so they run on a second core while this one runs the front-end for the windows; the same
-    result as a call."""
+    result as a call. A thread that waits for a job the helper is running first runs the jobs still
+    queued itself, the latest first (_Job), so that near the end of a prediction, when it has only waiting
+    left, both cores work through the queue."""
     global _HELPER
     if _HELPER is None:
         from concurrent.futures import ThreadPoolExecutor
         _HELPER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="gpusim-helper")
-    return _HELPER.submit(fn, *args, **kw)
+    job = _Job(_HELPER, fn, args, kw)
+    _QUEUED.append(job)
+    return job
+
+
+_QUEUED: list = []      # the jobs submitted and not yet run here or started there (the main thread's list)
+
+
+class _Job(Future):
+    """A helper-thread job that the thread asking for results may take back from the queue and run
+    itself (each job runs once, on one thread or the other; the jobs are pure functions of their
+    arguments, so the result is the same)."""
+
+    def __init__(self, pool, fn, args, kw):
+        super().__init__()
+        self._call = (fn, args, kw)
+        self._queued = pool.submit(fn, *args, **kw)
+
+    def _run_here(self) -> bool:
+        """Run it on this thread if the helper has not started it; whether it did."""
+        if not self._queued.cancel():
+            return False
+        fn, args, kw = self._call
+        try:
+            self.set_result(fn(*args, **kw))
+        except BaseException as e:      # noqa: BLE001 - handed to the caller as Future.result does
+            self.set_exception(e)
+        return True
+
+    def result(self, timeout=None):
+        if not super().done():
+            if not self._run_here():
+                # the helper has it: meanwhile take the latest jobs still queued, then wait
+                while not self._queued.done() and _QUEUED:
+                    job = _QUEUED.pop()
+                    if job is not self and not job.done():
+                        job._run_here()
+                try:
+                    self.set_result(self._queued.result(timeout))
+                except TimeoutError:
+                    raise
+                except BaseException as e:      # noqa: BLE001
+                    self.set_exception(e)
+            self._call = None
+        if self in _QUEUED:
+            _QUEUED.remove(self)
+        return super().result()
 
 
 class _Levels:

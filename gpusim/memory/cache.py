@@ -192,13 +192,33 @@ def _array_of(first_addr: np.ndarray, bases: dict, sizes: dict) -> np.ndarray:
 # chip-wide L2 over the tile stream
 
 @njit(cache=True, inline="always")
-def _l2_line(line, h, sample, tags, valid, stamp, ways, clock, te, W, fill_t, q, out_acc, out_miss, out_pend):
+def _sampled_set(line, n_all, inv, shift, parts, part):
+    """The line's set among the sampled sets (every 2**shift-th of the n_all hashed ones) when it falls on
+    one of this part's (set % parts == part, parts a power of two), else -1. The hash's remainder by
+    n_all comes from the reciprocal inv = 1 / n_all, corrected by one: exact for hashes below 2**31, and
+    a fifth of a division's time, which most of a sampled stream's lines pay for nothing else."""
+    x = _hash(line)
+    h = x - np.int64(x * inv) * n_all
+    if h < 0:
+        h += n_all
+    elif h >= n_all:
+        h -= n_all
+    if h & ((np.int64(1) << shift) - 1):
+        return -1
+    st = h >> shift
+    if st & (parts - 1) != part:
+        return -1
+    return st
+
+
+@njit(cache=True, inline="always")
+def _l2_line(line, st, tags, valid, stamp, ways, clock, te, W, fill_t, q, out_acc, out_miss, out_pend):
     """One whole-line access at schedule time te to the set-sampled L2 (_access's LRU, in one scan of
     the set). With W > 0, a hit on a line whose fill began less than W before (another CTA's miss,
     its data still on the way) is counted in out_pend: it gets its data with that fill, at the miss's
-    latency."""
+    latency. st: the line's set among the sampled ones (_sampled_set)."""
     out_acc[q] += 1
-    base = (h // sample) * ways
+    base = st * ways
     victim = base
     oldest = stamp[base]
     found = -1
@@ -231,10 +251,17 @@ def _l2_line(line, h, sample, tags, valid, stamp, ways, clock, te, W, fill_t, q,
 def _l2_tiles(ev_cta, ev_chunk, ev_t, ev_mode, ev_blk, W, nchunks, gx, a_rows, a_line0, a_row_lines, a_dx, a_dy,
               b_cls, b_line0, b_row_lines, b_dx, b_dy, K,
               c_rows, c_cls, c_line0, c_row_lines, c_rdx, c_rdy, c_cdx, c_cdy,
-              tags, valid, stamp, fill_t, nsets, ways, sample, blk_acc, blk_miss, blk_pend):
+              tags, valid, stamp, fill_t, nsets, ways, sample, blk_acc, blk_miss, blk_pend, part, parts):
     """ev_mode per event: 0 skipped, 1 simulated to warm the cache (not counted), 2 simulated and
-    counted in its block's row of blk_* (l2_simulate's time windows)."""
+    counted in its block's row of blk_* (l2_simulate's time windows). sample: a power of two. part, parts
+    (a power of two): only the sampled sets s with s % parts == part (a set's LRU depends on its own accesses alone, so the parts can run on
+    threads of their own, each with its own cache arrays and counts, and add up to the whole)."""
     clock = 0
+    n_all = nsets * sample
+    inv = 1.0 / n_all
+    shift = 0
+    while (np.int64(1) << shift) < sample:
+        shift += 1
     warm_acc = np.zeros(3, np.int64)
     warm_miss = np.zeros(3, np.int64)
     warm_pend = np.zeros(3, np.int64)
@@ -254,11 +281,11 @@ def _l2_tiles(ev_cta, ev_chunk, ev_t, ev_mode, ev_blk, W, nchunks, gx, a_rows, a
             for q in range(a_rows.shape[0]):
                 row = a_rows[q] + bx * a_dx + by * a_dy
                 line = a_line0 + row * a_row_lines + c
-                h = _hash(line) % (nsets * sample)
-                if h % sample:
+                st = _sampled_set(line, n_all, inv, shift, parts, part)
+                if st < 0:
                     continue
                 clock += 1
-                _l2_line(line, h, sample, tags, valid, stamp, ways, clock, te, W, fill_t, 0,
+                _l2_line(line, st, tags, valid, stamp, ways, clock, te, W, fill_t, 0,
                          out_acc, out_miss, out_pend)
             for j in range(32):
                 k = 32 * c + j
@@ -266,21 +293,21 @@ def _l2_tiles(ev_cta, ev_chunk, ev_t, ev_mode, ev_blk, W, nchunks, gx, a_rows, a
                     break
                 for q in range(b_cls.shape[0]):
                     line = b_line0 + k * b_row_lines + b_cls[q] + bx * b_dx + by * b_dy
-                    h = _hash(line) % (nsets * sample)
-                    if h % sample:
+                    st = _sampled_set(line, n_all, inv, shift, parts, part)
+                    if st < 0:
                         continue
                     clock += 1
-                    _l2_line(line, h, sample, tags, valid, stamp, ways, clock, te, W, fill_t, 1,
+                    _l2_line(line, st, tags, valid, stamp, ways, clock, te, W, fill_t, 1,
                              out_acc, out_miss, out_pend)
         else:
             for q in range(c_rows.shape[0]):
                 row = c_rows[q] + bx * c_rdx + by * c_rdy
                 line = c_line0 + row * c_row_lines + c_cls[q] + bx * c_cdx + by * c_cdy
-                h = _hash(line) % (nsets * sample)
-                if h % sample:
+                st = _sampled_set(line, n_all, inv, shift, parts, part)
+                if st < 0:
                     continue
                 clock += 1
-                _l2_line(line, h, sample, tags, valid, stamp, ways, clock, te, W, fill_t, 2,
+                _l2_line(line, st, tags, valid, stamp, ways, clock, te, W, fill_t, 2,
                          out_acc, out_miss, out_pend)
 
 

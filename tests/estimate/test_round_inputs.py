@@ -42,3 +42,37 @@ def test_ctas_run_ahead_give_the_traces_a_later_call_would_run(monkeypatch):
     assert ran == [8, 2, 6] and (trips, rec) == (trips_f, rec_f)
     for a, b in ((two, two_f), (eight, eight_f)):
         assert np.array_equal(a.rows, b.rows) and np.array_equal(a.addr, b.addr)
+
+
+def test_a_job_still_queued_runs_on_the_thread_that_waits():
+    """While the helper runs one job, a thread waiting for it runs the jobs queued behind it itself
+    (the latest first), each once; results and errors come back as from the helper."""
+    import threading
+    import time
+
+    import pytest
+    gate = threading.Event()
+    where = {}
+
+    def job(name, fail=False):
+        where[name] = threading.current_thread().name
+        if name == "first":
+            gate.wait(5)
+        if fail:
+            raise ValueError(name)
+        return name * 2
+
+    first = RI.in_background(job, "first")
+    for _ in range(500):                              # until the helper has taken the first
+        if "first" in where:
+            break
+        time.sleep(0.01)
+    second, third = RI.in_background(job, "b"), RI.in_background(job, "c", fail=True)
+    threading.Timer(0.3, gate.set).start()
+    assert first.result() == "firstfirst"
+    assert where["first"].startswith("gpusim-helper")
+    assert where["b"] == where["c"] == threading.current_thread().name     # taken back from the queue
+    assert second.result() == "bb" and second.result() == "bb"
+    with pytest.raises(ValueError, match="c"):
+        third.result()
+    assert not RI._QUEUED

@@ -382,3 +382,17 @@ def test_windowed_l2_agrees_with_the_whole_stream(kernel):
     assert win["lines_simulated"] < whole["lines_simulated"]
     assert win["miss_fraction"] == pytest.approx(whole["miss_fraction"], abs=0.002)
     assert win["pending_fraction"] == pytest.approx(whole["pending_fraction"], abs=0.005)
+
+
+def test_set_sampling_takes_powers_of_two_and_halves_add_up(monkeypatch):
+    """The sampled sets are every 2**k-th; a long stream runs as two halves of them on two threads, whose
+    counts equal one pass over all of them."""
+    r = gpusim.simulate("regtile2d", 1024, mode="sampled", keep_trace=True)
+    with pytest.raises(GpusimError, match="power of two"):
+        CM.l2_simulate(r, sample=3)
+    whole = CM.l2_simulate(r, sample=2)
+    monkeypatch.setattr(CM, "L2_SPLIT_LINES", 0)          # every stream in two halves
+    halves = CM.l2_simulate(r, sample=2)
+    assert whole["lines_simulated"] > 0
+    for k in ("line_accesses", "line_misses", "line_pending"):
+        assert halves[k] == whole[k], k
