@@ -74,7 +74,9 @@ class Trace:
             return Trace(np.zeros(0, ROW_DTYPE), np.zeros((0, 32), np.int64), list(TABLE.ids))
         # one copy of the rows: concatenated, then each trace's memory rows moved past the addresses of
         # the traces before it (copying each trace's rows first doubled the memory traffic)
-        rows = np.concatenate([t.rows for t in traces])
+        # as bytes: numpy copies a structured dtype field by field (2.5x slower for the 52-byte rows)
+        rows = np.concatenate([np.ascontiguousarray(t.rows, ROW_DTYPE).view(np.uint8).reshape(-1)
+                               for t in traces]).view(ROW_DTYPE)
         start = 0
         for shift, t in zip(np.cumsum([0] + [t.addr.shape[0] for t in traces[:-1]]), traces):
             mem = rows["mem"][start:start + len(t.rows)]
