@@ -101,6 +101,20 @@ def plot_run(path, r, pred, gpu, h200=None):
     return _save(fig, path)
 
 
+def _log_diagonal(ax, lo, hi, band: bool):
+    """Log-log axes over [lo, hi] with predicted = measured drawn (band: and +-10 % dotted), measured on x."""
+    ax.plot([lo, hi], [lo, hi], color="black", linewidth=0.8, label="predicted = measured")
+    if band:
+        for f in (0.9, 1.1):
+            ax.plot([lo, hi], [lo * f, hi * f], color="gray", linewidth=0.6, linestyle=":")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlim(lo, hi)
+    ax.set_ylim(lo, hi)
+    ax.set_xlabel("measured on the H200 (ms, CUDA-event median)")
+    ax.grid(True, which="both", alpha=0.3)
+
+
 def plot_compare(path, rows):
     """Predicted against measured time, log-log: one marker per kernel, each point labelled with its size."""
     points = [r for r in rows if r["metric"] == "time_ms" and r["simulated"] and r["recorded"]]
@@ -119,18 +133,10 @@ def plot_compare(path, rows):
                         fontsize="x-small")
     lo = min(min(r["recorded"], r["simulated"]) for r in points) / 1.5
     hi = max(max(r["recorded"], r["simulated"]) for r in points) * 1.5
-    ax.plot([lo, hi], [lo, hi], color="black", linewidth=0.8, label="predicted = measured")
-    for f in (0.9, 1.1):
-        ax.plot([lo, hi], [lo * f, hi * f], color="gray", linewidth=0.6, linestyle=":")
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlim(lo, hi)
-    ax.set_ylim(lo, hi)
-    ax.set_xlabel("measured on the H200 (ms, CUDA-event median)")
+    _log_diagonal(ax, lo, hi, band=True)
     ax.set_ylabel("predicted (ms)")
     ax.set_title("predicted against measured time (dotted: +-10 %)")
     ax.legend(fontsize="small")
-    ax.grid(True, which="both", alpha=0.3)
     return _save(fig, path)
 
 
@@ -212,16 +218,10 @@ def plot_validation(path, points, source: str):
         ax_err.scatter([m for m, _ in mine], [100.0 * (q / m - 1.0) for m, q in mine], **style)
     lo = min(min(m, q) for _, m, q in timed) / 1.5
     hi = max(max(m, q) for _, m, q in timed) * 1.5
-    ax.plot([lo, hi], [lo, hi], color="black", linewidth=0.8, label="predicted = measured")
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlim(lo, hi)
-    ax.set_ylim(lo, hi)
-    ax.set_xlabel("measured on the H200 (ms, CUDA-event median)")
+    _log_diagonal(ax, lo, hi, band=False)
     ax.set_ylabel("predicted by gpusim (ms)")
     ax.set_title(f"predicted against measured time, {len(timed)} launches")
     ax.legend(fontsize="small", loc="upper left")
-    ax.grid(True, which="both", alpha=0.3)
     # the same points as errors: the diagonal's few per cent are invisible over five decades
     ax_err.axhspan(-10, 10, color="tab:green", alpha=0.08, label="within 10 %")
     ax_err.axhline(0, color="black", linewidth=0.8)
