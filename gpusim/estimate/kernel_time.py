@@ -227,8 +227,8 @@ def _round_started(result, gpu: GPU, r: int, levels: _Levels, windows=(W1, W2), 
         if e1 < trips:
             tr1, _, _ = window_trace(result, bidx, None)
         return whole(_start(tr1, gpu, levels, n_sm, ptxas, not_issued, groups=grp), trips)
+    f2 = _start(tr2, gpu, levels, n_sm, ptxas, not_issued, groups=grp)     # the longer first
     f1 = _start(tr1, gpu, levels, n_sm, ptxas, not_issued, groups=grp)
-    f2 = _start(tr2, gpu, levels, n_sm, ptxas, not_issued, groups=grp)
 
     def finish():
         t1, t2 = f1.result(), f2.result()
@@ -283,17 +283,20 @@ def _steady_started(result, gpu: GPU, r: int, count: int, levels: _Levels, sync,
     gx, gy, gz = result.grid
     n_sm = min(gx * gy * gz, gpu.sm_count)
     wins = (None,) if (full or per_trip is None) else tuple(windows)
-    started = []            # (runs by CTAs a slot, trips recorded) per window
-    for k, window in enumerate(wins):
-        runs, rec = {}, None
-        for g in (g1, g2):
-            tr, _, rec_g = window_trace(result, _resident(result, gpu, r * g), window)
-            rec = rec_g if rec is None else rec
+    by_window = {}          # (runs by CTAs a slot, trips recorded) per window
+    # the longest run first (the last window, the most CTAs a slot): the helper starts on it while this
+    # thread makes the shorter ones, which it may then run itself (round_inputs._Job), instead of the
+    # longest running alone at the end
+    for k, window in reversed(list(enumerate(wins))):
+        runs, rec = {}, {}
+        for g in (g2, g1):
+            tr, _, rec[g] = window_trace(result, _resident(result, gpu, r * g), window)
             if g == 1:      # the round's own run in this window: no CTA follows
                 runs[g] = t1 if k == 0 else t2
                 continue
             runs[g] = _start(tr, gpu, levels, n_sm, ptxas, not_issued, groups=grp, slots=r)
-        started.append((runs, rec))
+        by_window[k] = (runs, rec[g1])
+    started = [by_window[k] for k in range(len(wins))]
     return lambda: _steady_finish(started, g1, g2, trips)
 
 
