@@ -42,26 +42,20 @@ def _count_chunks(addr, last, sector_bytes, line_bytes, sec, lines):
             if a < 0:
                 continue
             for b in (a, a + last):
-                s = b // sector_bytes
-                new = True
-                for q in range(ns):
-                    if sbuf[q] == s:
-                        new = False
-                        break
-                if new:
-                    sbuf[ns] = s
-                    ns += 1
-                ln = b // line_bytes
-                new = True
-                for q in range(nl):
-                    if lbuf[q] == ln:
-                        new = False
-                        break
-                if new:
-                    lbuf[nl] = ln
-                    nl += 1
+                ns = _add_new(sbuf, ns, b // sector_bytes)
+                nl = _add_new(lbuf, nl, b // line_bytes)
         sec[r] = ns
         lines[r] = nl
+
+
+@njit(cache=True, inline="always")
+def _add_new(buf, n, v):
+    """buf[:n] with v appended unless it holds v already; the new length."""
+    for q in range(n):
+        if buf[q] == v:
+            return n
+    buf[n] = v
+    return n + 1
 
 
 guard_cache(globals())     # stamped by its source, guarded, seeded from the shipped copy (gpusim.jit)
