@@ -64,6 +64,9 @@ def in_background(fn, *args, **kw) -> Future:
         from concurrent.futures import ThreadPoolExecutor
         _HELPER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="gpusim-helper")
     job = _Job(_HELPER, fn, args, kw)
+    # only jobs the helper has not started can be taken back: the others leave the list (so that a
+    # prediction that stopped half-way leaves no traces behind in it)
+    _QUEUED[:] = [j for j in _QUEUED if not j._queued.running() and not j._queued.done()]
     _QUEUED.append(job)
     return job
 

@@ -76,3 +76,16 @@ def test_a_job_still_queued_runs_on_the_thread_that_waits():
     with pytest.raises(ValueError, match="c"):
         third.result()
     assert not RI._QUEUED
+
+
+def test_jobs_the_helper_finished_leave_the_queue():
+    """A job nobody asks for (a prediction that stopped half-way) is not kept once the helper ran it."""
+    import time
+    done = RI.in_background(lambda: 1)
+    for _ in range(500):
+        if done._queued.done():
+            break
+        time.sleep(0.01)
+    later = RI.in_background(lambda: 2)
+    assert done not in RI._QUEUED
+    assert later.result() == 2 and done.result() == 1
