@@ -88,7 +88,7 @@ class _Job(Future):
         """Run it on this thread if the helper has not started it; whether it did."""
         if not self._queued.cancel():
             return False
-        fn, args, kw = self._call
+        (fn, args, kw), self._call = self._call, None     # (its trace and arrays go with the run)
         try:
             self.set_result(fn(*args, **kw))
         except BaseException as e:      # noqa: BLE001 - handed to the caller as Future.result does
@@ -109,7 +109,7 @@ class _Job(Future):
                     raise
                 except BaseException as e:      # noqa: BLE001
                     self.set_exception(e)
-            self._call = None
+                self._call = None
         if self in _QUEUED:
             _QUEUED.remove(self)
         return super().result()

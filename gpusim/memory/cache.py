@@ -254,8 +254,9 @@ def _l2_tiles(ev_cta, ev_chunk, ev_t, ev_mode, ev_blk, W, nchunks, gx, a_rows, a
               tags, valid, stamp, fill_t, nsets, ways, sample, blk_acc, blk_miss, blk_pend, part, parts):
     """ev_mode per event: 0 skipped, 1 simulated to warm the cache (not counted), 2 simulated and
     counted in its block's row of blk_* (l2_simulate's time windows). sample: a power of two. part, parts
-    (a power of two): only the sampled sets s with s % parts == part (a set's LRU depends on its own accesses alone, so the parts can run on
-    threads of their own, each with its own cache arrays and counts, and add up to the whole)."""
+    (a power of two): only the sampled sets s with s % parts == part (a set's LRU depends on its own
+    accesses alone, so the parts can run on threads of their own, each with its own cache arrays and
+    counts, and add up to the whole)."""
     clock = 0
     n_all = nsets * sample
     inv = 1.0 / n_all

@@ -186,17 +186,12 @@ def plot_sweep(path, rows):
     return _save(fig, path)
 
 
-# the set names of docs/validation.md's tables, as the figure's legend calls them
-_SET_LABELS = {"ladder": "ladder", "variants": "held out: tile parameters", "shapes": "held out: shapes",
-               "sweep": "parameter sweep"}
-
-
 def plot_validation(path, points, source: str):
     """docs/validation.md's points (gpusim.report.docs.parse_validation's "points"): predicted against
     measured time, log-log, and each point's error against its measured time; one colour per ladder, one
-    marker per set. `source` (the
-    table's "generated on DATE from commit HASH") goes into the PNG's Source text chunk, so that a check
-    can tell a figure drawn from another table (png_source)."""
+    marker per set. `source` (the table's "generated on DATE from commit HASH") goes into the PNG's Source
+    text chunk, so that a check can tell a figure drawn from another table (png_source)."""
+    from gpusim.report.docs.validation_doc import SETS      # the sets' titles, as the tables give them
     timed = []
     for p in points:
         try:
@@ -213,7 +208,7 @@ def plot_validation(path, points, source: str):
     for ladder, set_ in groups:
         mine = [(m, q) for p, m, q in timed if (p["ladder"], p["set"]) == (ladder, set_)]
         style = dict(s=22, alpha=0.8, zorder=3, color=colours.get(ladder, "tab:gray"), marker=markers.get(set_, "x"))
-        ax.scatter([m for m, _ in mine], [q for _, q in mine], label=f"{ladder}, {_SET_LABELS.get(set_, set_)} "
+        ax.scatter([m for m, _ in mine], [q for _, q in mine], label=f"{ladder}, {SETS.get(set_, (set_,))[0]} "
                    f"({len(mine)})", **style)
         ax_err.scatter([m for m, _ in mine], [100.0 * (q / m - 1.0) for m, q in mine], **style)
     lo = min(min(m, q) for _, m, q in timed) / 1.5
