@@ -101,6 +101,15 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
             for w in range(cta_warp_start[nx], cta_warp_start[nx + 1]):
                 wp.recheck[w] = INF
     last_start = np.int64(0)
+    # each SMSP's scan bounds (scheduler.Smsps lo / hi): from its first warp to its last started one
+    scan_pos = np.zeros(n_warps, np.int64)
+    for s in range(n_smsp):
+        sm.lo[s] = smsp_start[s]
+        sm.hi[s] = smsp_start[s]
+        for k in range(smsp_start[s], smsp_start[s + 1]):
+            scan_pos[smsp_warps[k]] = k
+            if wp.recheck[smsp_warps[k]] < INF:
+                sm.hi[s] = k + 1
     owners = (issue_cycle, counters, cfg, wp, sm, b, g, sb_, pp, q, x, mp, bar)
     (warp_start, warp_cta, cta_warp_start, smsp_warps, smsp_start, rows, line_id, rb_wait, provider, issue_cycle,
      counters) = borrow((warp_start, warp_cta, cta_warp_start, smsp_warps, smsp_start, rows, line_id, rb_wait,
@@ -145,6 +154,8 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
                         wp.recheck[w] = last_start
                         wp.next_ok[w] = last_start
                         launch[w] = last_start
+                        sw = warp_smsp[w]
+                        sm.hi[sw] = max(sm.hi[sw], scan_pos[w] + 1)
                     if last_start < wake:
                         wake = last_start
         mio_left, lg_left = lsu.arbitrate(q, sm.sel1, wp.pend, smsp_warps, n_pend, mio_left, lg_left,

@@ -52,9 +52,11 @@ Warps = namedtuple("Warps", ["pc", "next_ok", "last_issue", "last_mem", "recheck
 # sel0, sel1, its pick without / with the warps pending the pool; rf_stalled, the scan position of a warp its
 # banks held at dispatch, rf_held, this cycle it waits for that warp; npend, pend_k: its warps eligible
 # pending the pool, their state not yet set, and their scan positions; elig_k, switch_k: scratch, scan
-# positions of one SMSP's eligible warps and of those held by the switch bubble
+# positions of one SMSP's eligible warps and of those held by the switch bubble; lo, hi: the scan positions
+# [lo, hi) that can hold a resident warp (below lo every warp has retired, from hi on none has started: a
+# chained run's later CTAs, engine.run)
 Smsps = namedtuple("Smsps", ["last_k", "last_t", "last_w", "sel0", "sel1", "rf_stalled", "rf_held", "npend",
-                             "pend_k", "elig_k", "switch_k"])
+                             "pend_k", "elig_k", "switch_k", "lo", "hi"])
 
 
 @njit(cache=True, inline="always", error_model="numpy")
@@ -74,7 +76,8 @@ def new_smsps(n_smsp, n_warps):
                  sel1=np.full(n_smsp, -1, np.int64), rf_stalled=np.full(n_smsp, -1, np.int64),
                  rf_held=np.zeros(n_smsp, np.bool_), npend=np.zeros(n_smsp, np.int64),
                  pend_k=np.zeros((n_smsp, max(n_warps, 1)), np.int64), elig_k=np.zeros(n_warps, np.int64),
-                 switch_k=np.zeros(n_warps, np.int64))
+                 switch_k=np.zeros(n_warps, np.int64), lo=np.zeros(n_smsp, np.int64),
+                 hi=np.zeros(n_smsp, np.int64))
 
 
 @njit(cache=True, inline="always", error_model="numpy")
@@ -92,7 +95,13 @@ def scan(s, t, wake, n_pend, n_left, n_log, mio_left, lg_left, grp, warp_start, 
     n_elig = 0
     lk = sm.last_k[s]
     fifo_ts = INF
-    for k in range(smsp_start[s], smsp_start[s + 1]):
+    # (retired and not yet started warps wait on nothing, recheck INF: the scan need not pass them, which in a
+    # chain of 4 CTAs a slot are three in four)
+    lo, hi = sm.lo[s], sm.hi[s]
+    while lo < hi and wp.finished[smsp_warps[lo]]:
+        lo += 1
+    sm.lo[s] = lo
+    for k in range(lo, hi):
         w = smsp_warps[k]
         rk = wp.recheck[w]
         if rk > t:

@@ -697,3 +697,23 @@ def test_slots_are_checked():
         simulate_sm(_chain_trace([2, 2]), ARCH, slots=3)
     with pytest.raises(GpusimError, match="slots"):
         simulate_sm(_chain_trace([2, 2]), ARCH, slots=0)
+
+
+def test_a_follower_that_starts_before_an_older_slots_follower_on_its_smsp_is_scanned_from_its_start():
+    """Eight one-warp slots, two on each SMSP (slots 0 and 4 on SMSP 0): slot 4's short CTA hands its slot
+    over long before slot 0's, so CTA 12 starts while CTA 8, scanned before it on SMSP 0, has not; the
+    scheduler's scan bounds (scheduler.Smsps lo / hi) must reach CTA 12 at once and CTA 8 when it starts,
+    and pass the retired CTAs by: each follower issues its first FFMA the cycle it starts, and all retire."""
+    arch = replace(ARCH, cta_slot_gap_ns=10 / 1.98, cta_dispatch_ns=0.0)
+    lengths = [20, 2, 2, 2, 2, 2, 2, 2] + [3] * 8
+    lw = lower(_chain_trace(lengths), arch, slots=8)
+    assert lw.cta_next.tolist()[:8] == list(range(8, 16))
+    assert lw.warp_smsp.tolist()[:8] == [0, 1, 2, 3, 0, 1, 2, 3]
+    res = run_lowered(lw, arch)
+    launch = res.warp_launch.tolist()
+    assert launch[12] < launch[8]
+    first = [int(res.issue_cycle[lw.warp_start[w]]) for w in range(16)]
+    assert first[8:] == launch[8:]
+    assert (res.issue_cycle >= 0).all()
+    assert res.cycles == launch[8] + 4 * 2 + 1
+    check_invariants(res)
