@@ -212,7 +212,7 @@ def _l1_whole(result, arch):
     for c in np.unique(cta):
         sel = np.flatnonzero(cta == c)
         rows = gidx[sel]
-        s, h = l1_simulate(trace.addr[trace.rows["mem"][rows]], nb[rows], cap)
+        s, h = l1_simulate(trace.addr, nb[rows], cap, rows=trace.rows["mem"][rows])
         sect[sel], hit[sel] = s, h
     return gidx, w, sect, hit, cap * max(1, occ.blocks_per_sm)
 

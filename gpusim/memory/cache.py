@@ -125,16 +125,18 @@ def _new_cache(capacity_bytes: int, ways: int):
 
 
 @njit(cache=True, nogil=True)     # nogil: the L2 model runs in a helper thread (round_inputs)
-def _l1_run(addr, nbytes, tags, valid, stamp, nsets, ways, out_sect, out_hit):
-    """Rows in order: addr (rows, 32) byte addresses (-1 inactive), nbytes per lane per row.
-    Fills the distinct sectors and the hit sectors of each row."""
+def _l1_run(addr, at, nbytes, tags, valid, stamp, nsets, ways, out_sect, out_hit):
+    """Rows in order: row r's 32 byte addresses are addr[at[r]] (-1 inactive; read in place, not gathered:
+    a window's rows of addresses are 256 B each), nbytes per lane per row. Fills the distinct sectors and
+    the hit sectors of each row."""
     buf = np.empty(64, np.int64)
     clock = 0
-    for r in range(addr.shape[0]):
+    for r in range(at.shape[0]):
         n = 0
         nb = nbytes[r]
+        ar = at[r]
         for l in range(32):
-            a = addr[r, l]
+            a = addr[ar, l]
             if a < 0:
                 continue
             for e in range(2):
@@ -157,13 +159,16 @@ def _l1_run(addr, nbytes, tags, valid, stamp, nsets, ways, out_sect, out_hit):
         out_hit[r] = hits
 
 
-def l1_simulate(addr: np.ndarray, nbytes: np.ndarray, capacity_bytes: int, ways: int = L1_WAYS):
-    """Run global-load rows (in the given order) through one L1; returns (sectors, hit sectors) per row."""
+def l1_simulate(addr: np.ndarray, nbytes: np.ndarray, capacity_bytes: int, ways: int = L1_WAYS,
+                rows: np.ndarray | None = None):
+    """Run global-load rows (in the given order) through one L1; returns (sectors, hit sectors) per row.
+    rows: the rows of addr to run, in order (default all of them)."""
     tags, valid, stamp, nsets, ways = _new_cache(capacity_bytes, ways)
-    n = addr.shape[0]
+    at = np.arange(addr.shape[0], dtype=np.int64) if rows is None else np.ascontiguousarray(rows, np.int64)
+    n = at.shape[0]
     sect, hit = np.zeros(n, np.int64), np.zeros(n, np.int64)
     if n:
-        _l1_run(np.ascontiguousarray(addr, np.int64), np.ascontiguousarray(nbytes, np.int64),
+        _l1_run(np.ascontiguousarray(addr, np.int64), at, np.ascontiguousarray(nbytes, np.int64),
                 tags, valid, stamp, nsets, ways, sect, hit)
     return sect, hit
 
@@ -427,6 +432,27 @@ def _mark_writebacks(trace, level, fraction: dict, bases: dict | None, sizes: di
             level[j] = LEVEL_DRAM
 
 
+@njit(cache=True, nogil=True)
+def _diffuse(key, frac, pend, n_keys):
+    """Error diffusion per array over the missed units in order (global_levels): 1 where a unit goes to DRAM
+    (its array's DRAM fractions summed reach one), else 2 where its pending fractions do, else 0."""
+    accs = np.zeros(n_keys)
+    accp = np.zeros(n_keys)
+    to = np.zeros(key.shape[0], np.int8)
+    for u in range(key.shape[0]):
+        k = key[u]
+        accs[k] += frac[u]
+        if accs[k] >= 1.0 - 1e-12:
+            accs[k] -= 1.0
+            to[u] = 1
+            continue
+        accp[k] += pend[u]
+        if accp[k] >= 1.0 - 1e-12:
+            accp[k] -= 1.0
+            to[u] = 2
+    return to
+
+
 def global_levels(trace, arch: GPU | str = "h200", *, blocks_per_sm: int | None = None,
                   smem_per_block: int = 0, l2_miss_fraction=0.0, bases: dict | None = None,
                   sizes: dict | None = None, dram_rows: str = "spread", l2_pending_fraction=0.0,
@@ -469,8 +495,7 @@ def global_levels(trace, arch: GPU | str = "h200", *, blocks_per_sm: int | None 
         return level
     order = np.lexsort((rows["warp"][gidx], rows["cta"][gidx], rows["seq"][gidx]))
     g = gidx[order]
-    addr = trace.addr[rows["mem"][g]]
-    sect, hit = l1_simulate(addr, nb[g], cap)
+    sect, hit = l1_simulate(trace.addr, nb[g], cap, rows=rows["mem"][g])
     missed = sect > hit
     level[g[missed]] = LEVEL_L2
     if isinstance(l2_miss_fraction, dict) or isinstance(l2_pending_fraction, dict):
@@ -497,25 +522,18 @@ def global_levels(trace, arch: GPU | str = "h200", *, blocks_per_sm: int | None 
             frac[on] = np.where(ft[on], min(1.0, frac[on][0] * on.sum() / n_ft), 0.0) if n_ft else 0.0
     # pending among the rows that do not go to DRAM, so that the array's share of all misses is p
     pend = np.minimum(1.0, per_row(l2_pending_fraction) / np.maximum(1.0 - frac, 1e-12))
-    accs, accp = np.zeros(len(bases or ()) + 1), np.zeros(len(bases or ()) + 1)
     jm = np.flatnonzero(missed)
     if dram_rows == "grouped":       # one unit = the missed rows of one (sequence number, CTA, array)
         key = (rows["seq"][g[jm]].astype(np.int64) * (1 << 20) + rows["cta"][g[jm]]) * 64 + arr_key[jm]
         first = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
-        units = np.split(jm, first[1:])
     else:
-        units = [jm[i:i + 1] for i in range(jm.size)]
-    for u in units:                  # error diffusion per array: evenly spread DRAM units
-        k = int(arr_key[u[0]])
-        accs[k] += frac[u[0]]
-        if accs[k] >= 1.0 - 1e-12:
-            accs[k] -= 1.0
-            level[g[u]] = LEVEL_DRAM
-            continue
-        accp[k] += pend[u[0]]
-        if accp[k] >= 1.0 - 1e-12:
-            accp[k] -= 1.0
-            level[g[u]] = LEVEL_L2_PENDING
+        first = np.arange(jm.size)
+    if jm.size:
+        head = jm[first]         # each unit's first row, which gives its array and fractions
+        to = _diffuse(arr_key[head].astype(np.int64), frac[head], pend[head], len(bases or ()) + 1)
+        to_rows = np.repeat(to, np.diff(np.r_[first, jm.size]))
+        level[g[jm[to_rows == 1]]] = LEVEL_DRAM
+        level[g[jm[to_rows == 2]]] = LEVEL_L2_PENDING
     return level
 
 
