@@ -396,3 +396,27 @@ def test_set_sampling_takes_powers_of_two_and_halves_add_up(monkeypatch):
     assert whole["lines_simulated"] > 0
     for k in ("line_accesses", "line_misses", "line_pending"):
         assert halves[k] == whole[k], k
+
+
+def test_l1_simulate_reads_the_rows_it_is_given_in_their_order():
+    """rows= runs addr[rows] in that order without gathering them: the same counts as the gathered rows."""
+    rng = np.random.default_rng(3)
+    addr = rng.integers(0, 64 * 128, size=(50, 32)).astype(np.int64)
+    addr[rng.random((50, 32)) < 0.3] = -1
+    rows = rng.integers(0, 50, size=80)
+    nb = np.full(80, 4)
+    s1, h1 = C.l1_simulate(addr[rows], nb, 8 * 128, ways=4)
+    s2, h2 = C.l1_simulate(addr, nb, 8 * 128, ways=4, rows=rows)
+    assert s1.tolist() == s2.tolist() and h1.tolist() == h2.tolist()
+    assert h1.sum() > 0 and (s1 > h1).any()
+
+
+def test_error_diffusion_spreads_each_arrays_units_evenly():
+    """_diffuse: per array, a unit goes to DRAM each time its DRAM fractions sum past one, else to the
+    pending level each time its pending fractions do; the arrays keep separate sums."""
+    key = np.array([0, 1, 0, 1, 0, 1, 0, 1], np.int64)
+    frac = np.array([0.5, 0.0, 0.5, 0.0, 0.5, 0.0, 0.5, 0.0])
+    pend = np.array([0.0, 0.5, 0.0, 0.5, 0.0, 0.5, 0.0, 0.5])
+    assert C._diffuse(key, frac, pend, 2).tolist() == [0, 0, 1, 2, 0, 0, 1, 2]
+    third = np.full(6, 1 / 3)
+    assert C._diffuse(np.zeros(6, np.int64), third, np.zeros(6), 1).tolist() == [0, 0, 1, 0, 0, 1]
