@@ -95,25 +95,36 @@ def _hash(line):
 
 
 @njit(cache=True, inline="always")
-def _access(line, bit, tags, valid, stamp, set_index, ways, clock):
-    """1 if the sector hits, else 0 (the line is allocated/filled)."""
+def _access(line, bit, tags, valid, stamp, set_index, ways, clock, mru):
+    """1 if the sector hits, else 0 (the line is allocated/filled). mru: per set, the way it touched last,
+    looked at first (a line's sectors and the warps of one load instruction come one after another);
+    the set's other ways are scanned for the line only then, and for the LRU victim only on a miss
+    (the first way of the oldest stamp: an empty way, -1, before any filled one)."""
     base = set_index * ways
+    j = mru[set_index]
+    if tags[j] != line:
+        j = -1
+        for w in range(ways):
+            if tags[base + w] == line:
+                j = base + w
+                break
+    if j >= 0:
+        stamp[j] = clock
+        mru[set_index] = j
+        if valid[j] & bit:
+            return 1
+        valid[j] |= bit
+        return 0
     victim = base
     oldest = stamp[base]
-    for w in range(ways):
-        j = base + w
-        if tags[j] == line:
-            stamp[j] = clock
-            if valid[j] & bit:
-                return 1
-            valid[j] |= bit
-            return 0
-        if stamp[j] < oldest:
-            oldest = stamp[j]
-            victim = j
+    for w in range(1, ways):
+        if stamp[base + w] < oldest:
+            oldest = stamp[base + w]
+            victim = base + w
     tags[victim] = line
     valid[victim] = bit
     stamp[victim] = clock
+    mru[set_index] = victim
     return 0
 
 
@@ -130,6 +141,7 @@ def _l1_run(addr, at, nbytes, tags, valid, stamp, nsets, ways, out_sect, out_hit
     a window's rows of addresses are 256 B each), nbytes per lane per row. Fills the distinct sectors and
     the hit sectors of each row."""
     buf = np.empty(64, np.int64)
+    mru = np.arange(nsets) * ways
     clock = 0
     for r in range(at.shape[0]):
         n = 0
@@ -139,8 +151,14 @@ def _l1_run(addr, at, nbytes, tags, valid, stamp, nsets, ways, out_sect, out_hit
             a = addr[ar, l]
             if a < 0:
                 continue
-            for e in range(2):
-                s = (a + (nb - 1) * e) // 32
+            # the lane's first and last byte's sectors, each kept once in first-touch order (the lane
+            # before's last sector, the common repeat, is looked at first)
+            s0 = a // 32
+            s1 = (a + nb - 1) // 32
+            for e in range(2 if s1 != s0 else 1):
+                s = s0 if e == 0 else s1
+                if n > 0 and buf[n - 1] == s:
+                    continue
                 dup = False
                 for q in range(n):
                     if buf[q] == s:
@@ -154,7 +172,7 @@ def _l1_run(addr, at, nbytes, tags, valid, stamp, nsets, ways, out_sect, out_hit
             line = buf[q] >> 2
             bit = np.int8(1 << (buf[q] & 3))
             clock += 1
-            hits += _access(line, bit, tags, valid, stamp, _hash(line) % nsets, ways, clock)
+            hits += _access(line, bit, tags, valid, stamp, _hash(line) % nsets, ways, clock, mru)
         out_sect[r] = n
         out_hit[r] = hits
 
