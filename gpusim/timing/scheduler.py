@@ -24,7 +24,10 @@ at every cycle, but once a warp has passed the checks only its own issue can und
 count, producers, read barrier, memory interval) at a row, it skips them while it stays there (static_ok);
 a warp whose state this cycle waits on the SMSP's pick (the switch bubble) or the pool arbiter (eligible
 pending an entry) has it set once, after them, so a warp the pool refuses cycle after cycle does not leave
-and re-enter its state each cycle (in-process A/B: 7-29 % faster on the 64-warp ladder kernels)."""
+and re-enter its state each cycle (in-process A/B: 7-29 % faster on the 64-warp ladder kernels). The scan
+of an SMSP runs over the positions from its oldest warp not retired to its youngest started (Smsps lo /
+hi): a chained run's (kernel_time.steady_round) later CTAs wait unstarted and its earlier ones have
+retired, three warps in four with four CTAs a slot (naive's 4096 chain 1.20 -> 0.75 s, the same result)."""
 from __future__ import annotations
 
 from collections import namedtuple
