@@ -51,7 +51,8 @@ from gpusim.arch import GPU, get_arch
 from gpusim.errors import GpusimError
 from gpusim.kernel.opcodes import TABLE, SPACE_GLOBAL
 from gpusim.jit import guard_cache
-from gpusim.memory.rows import first_active
+from gpusim.memory import rows as _rows
+from gpusim.memory.rows import distinct, first_active
 
 LEVEL_L1, LEVEL_L2, LEVEL_DRAM, LEVEL_L2_PENDING = 0, 1, 2, 3     # as gpusim.timing.lower
 CARVEOUTS_KB = {90: (0, 8, 16, 32, 64, 100, 132, 164, 196, 228)}   # [CC] sm_90 shared carveouts
@@ -145,28 +146,28 @@ def _l1_run(addr, at, nbytes, tags, valid, stamp, nsets, ways, out_sect, out_hit
     clock = 0
     for r in range(at.shape[0]):
         n = 0
+        up = True
         nb = nbytes[r]
         ar = at[r]
         for l in range(32):
             a = addr[ar, l]
             if a < 0:
                 continue
-            # the lane's first and last byte's sectors, each kept once in first-touch order (the lane
-            # before's last sector, the common repeat, is looked at first)
+            # the lane's first and last byte's sectors, each kept once in first-touch order: a repeat of
+            # the sector before is dropped as it comes; where the rest came in ascending order (lanes in
+            # address order) they are distinct, else the list is cut to its distinct values after the loop
             s0 = a // 32
             s1 = (a + nb - 1) // 32
             for e in range(2 if s1 != s0 else 1):
                 s = s0 if e == 0 else s1
                 if n > 0 and buf[n - 1] == s:
                     continue
-                dup = False
-                for q in range(n):
-                    if buf[q] == s:
-                        dup = True
-                        break
-                if not dup:
-                    buf[n] = s
-                    n += 1
+                if n > 0 and s < buf[n - 1]:
+                    up = False
+                buf[n] = s
+                n += 1
+        if not up:
+            n = distinct(buf, n)
         hits = 0
         for q in range(n):
             line = buf[q] >> 2
@@ -555,4 +556,4 @@ def global_levels(trace, arch: GPU | str = "h200", *, blocks_per_sm: int | None 
     return level
 
 
-guard_cache(globals())     # stamped by its source, guarded, seeded from the shipped copy (gpusim.jit)
+guard_cache(globals(), (_rows.__file__,))     # stamped by its source and rows.py's (distinct), guarded, seeded (gpusim.jit)

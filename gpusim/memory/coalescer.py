@@ -9,6 +9,8 @@ import numpy as np
 from numba import njit
 
 from gpusim.jit import guard_cache
+from gpusim.memory import rows as _rows
+from gpusim.memory.rows import distinct
 
 
 def global_sectors_and_lines(addr: np.ndarray, nbytes: int, sector_bytes: int = 32,
@@ -31,31 +33,35 @@ def global_sectors_and_lines(addr: np.ndarray, nbytes: int, sector_bytes: int = 
 def _count_chunks(addr, last, sector_bytes, line_bytes, sec, lines):
     """Per row: the distinct sectors and lines that the active lanes' first and last bytes (a, a + last)
     fall in, each counted once (a small list per row: numpy sorted two (rows, 64) copies of the addresses
-    per call, a tenth of a window's front-end time)."""
+    per call, a tenth of a window's front-end time). A chunk equal to the one before is dropped as it
+    comes; where the rest came in ascending order (lanes in address order, the usual case) they are all
+    distinct, else the list is cut to its distinct values (distinct)."""
     sbuf = np.empty(2 * addr.shape[1], np.int64)
     lbuf = np.empty(2 * addr.shape[1], np.int64)
     for r in range(addr.shape[0]):
         ns = 0
         nl = 0
+        s_up = True
+        l_up = True
         for lane in range(addr.shape[1]):
             a = addr[r, lane]
             if a < 0:
                 continue
             for b in (a, a + last):
-                ns = _add_new(sbuf, ns, b // sector_bytes)
-                nl = _add_new(lbuf, nl, b // line_bytes)
-        sec[r] = ns
-        lines[r] = nl
+                v = b // sector_bytes
+                if ns == 0 or v != sbuf[ns - 1]:
+                    if ns > 0 and v < sbuf[ns - 1]:
+                        s_up = False
+                    sbuf[ns] = v
+                    ns += 1
+                v = b // line_bytes
+                if nl == 0 or v != lbuf[nl - 1]:
+                    if nl > 0 and v < lbuf[nl - 1]:
+                        l_up = False
+                    lbuf[nl] = v
+                    nl += 1
+        sec[r] = ns if s_up else distinct(sbuf, ns)
+        lines[r] = nl if l_up else distinct(lbuf, nl)
 
 
-@njit(cache=True, inline="always")
-def _add_new(buf, n, v):
-    """buf[:n] with v appended unless it holds v already; the new length."""
-    for q in range(n):
-        if buf[q] == v:
-            return n
-    buf[n] = v
-    return n + 1
-
-
-guard_cache(globals())     # stamped by its source, guarded, seeded from the shipped copy (gpusim.jit)
+guard_cache(globals(), (_rows.__file__,))     # stamped by its source and rows.py's (distinct), guarded, seeded (gpusim.jit)

@@ -1,5 +1,5 @@
-"""What the memory stage's row-wise counts share: the sort key of an inactive lane, and each address
-row's first active byte (the array a row reads)."""
+"""What the memory stage's row-wise counts share: the sort key of an inactive lane, each address
+row's first active byte (the array a row reads), and a row's chunks cut to their distinct values."""
 import numpy as np
 from numba import njit
 
@@ -26,6 +26,24 @@ def _first_active(addr, rows, out):
             if 0 <= a < m:
                 m = a
         out[i] = m
+
+
+@njit(cache=True, inline="always")
+def distinct(buf, n):
+    """buf[:n] cut to its distinct values, each where it first came (in place); their number. (The
+    coalescer's and the L1's per-row chunk lists, which inline it: their caches are stamped with this file.)"""
+    m = 0
+    for i in range(n):
+        v = buf[i]
+        new = True
+        for q in range(m):
+            if buf[q] == v:
+                new = False
+                break
+        if new:
+            buf[m] = v
+            m += 1
+    return m
 
 
 guard_cache(globals())     # stamped by its source, guarded, seeded from the shipped copy (gpusim.jit)

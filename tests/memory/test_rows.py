@@ -14,3 +14,18 @@ def test_first_active_is_the_lowest_active_address_of_each_row_picked():
     assert np.array_equal(first_active(addr, rows), want)
     assert first_active(addr, np.array([7]))[0] == EMPTY
     assert first_active(addr, np.zeros(0, np.int64)).size == 0
+
+
+def test_distinct_keeps_first_comers_in_order_and_its_callers_go_stale_with_it():
+    """distinct cuts a list to its distinct values in first-come order; the coalescer's and the L1's
+    compiled loops inline it, so their caches are stamped with rows.py as well as their own file."""
+    import numpy as np
+    from gpusim.memory import cache, coalescer
+    from gpusim.memory.rows import distinct
+    buf = np.array([5, 3, 5, 9, 3, 1, 9], np.int64)
+    assert distinct(buf, 7) == 4 and buf[:4].tolist() == [5, 3, 9, 1]
+    for fn in (coalescer._count_chunks, cache._l1_run):
+        cache_file = getattr(getattr(fn, "_cache", None), "_cache_file", None)
+        if cache_file is None or not hasattr(cache_file, "_source_stamp"):
+            continue        # a numba that keeps its cache otherwise
+        assert {name for name, _ in cache_file._source_stamp} >= {"rows.py"}
