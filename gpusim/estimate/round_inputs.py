@@ -224,19 +224,45 @@ def window_trace(result, block_idx: list, window: int | None, seed: int = 0, ahe
                              bases, first, sample_loops=False, window=window, args=spec.arguments)
             for k, (t, _notes, loops) in zip(missing, ran):
                 memo[k] = (cost_trace(t), loops)
-        traces, trips, rec = [], 0, 0
+        trips, rec = 0, 0
         for k in keys:
-            t, loops = memo[k]
-            traces.append(t)
+            _t, loops = memo[k]
             if loops:
                 longest = max(loops, key=lambda x: x[1])
                 trips, rec = max(trips, longest[1]), max(rec, longest[2])
-        return Trace.concat(traces), trips, rec
+        return _joined(memo, keys, want, window), trips, rec
     tr, trips = build_window(result, block_idx, window, seed)
     return tr, trips, trips if window is None else min(trips, window)
 
 
-_MEMOS: dict = {}      # id(result) -> (weak reference to it, {(block, CTA id, window): (trace, loops)})
+def _joined(memo: dict, keys: list, want: list, window) -> Trace:
+    """The CTAs `keys`' window traces (memo's) as one trace. A round's CTAs begin the lists of its chains
+    (_resident's SM-0 CTAs, in order), so the longest list a window was asked for (`want`, keys
+    first) is joined once and kept, and a shorter one is the first rows and addresses of it, a view, not
+    a copy (a round's and its chains' joins copied seven CTAs' traces for four). Traces that carry source
+    sites (the Python front-end's) are joined each time (a view would keep the longer list's site names)."""
+    traces = [memo[k][0] for k in keys]
+    if any(t.site is not None for t in traces):
+        return Trace.concat(traces)
+    n = len(keys)
+    got = memo.get(("joined", window))
+    if got is None or len(got[0]) < n or got[0][:n] != tuple(keys):
+        longer = [memo[k][0] for k in want]
+        got = (tuple(want), Trace.concat(longer), np.cumsum([len(t.rows) for t in longer]),
+               np.cumsum([t.addr.shape[0] for t in longer]))
+        memo[("joined", window)] = got
+    whole, row_end, addr_end = got[1], got[2][n - 1], got[3][n - 1]
+    if n == len(got[0]):
+        return whole
+    regions: dict = {}
+    for t in traces:
+        regions.update(t.shared_regions)
+    return Trace(whole.rows[:row_end], whole.addr[:addr_end], whole.opcodes, None, [], regions,
+                 costed=all(t.costed for t in traces))
+
+
+_MEMOS: dict = {}      # id(result) -> (weak reference to it, {(block, CTA id, window): (trace, loops),
+                       # ("joined", window): (CTA keys, their joined trace, its row and address ends by CTA)})
 
 
 def _window_memo(result) -> dict:

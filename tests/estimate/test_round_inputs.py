@@ -42,6 +42,9 @@ def test_ctas_run_ahead_give_the_traces_a_later_call_would_run(monkeypatch):
     assert ran == [8, 2, 6] and (trips, rec) == (trips_f, rec_f)
     for a, b in ((two, two_f), (eight, eight_f)):
         assert np.array_equal(a.rows, b.rows) and np.array_equal(a.addr, b.addr)
+    # the round's two CTAs are the first rows and addresses of the eight's one join, not a copy
+    assert np.shares_memory(two.rows, eight.rows) and np.shares_memory(two.addr, eight.addr)
+    assert not np.shares_memory(two_f.rows, eight_f.rows)      # asked one list at a time: each joined
 
 
 def test_a_job_still_queued_runs_on_the_thread_that_waits():
