@@ -48,6 +48,8 @@ def _count_chunks(addr, last, sector_bytes, line_bytes, sec, lines):
             if a < 0:
                 continue
             for b in (a, a + last):
+                # (the sector's and the line's steps written out: as a helper function returning the
+                # new length and order, numba's loop ran 6.5x slower on strided rows)
                 v = b // sector_bytes
                 if ns == 0 or v != sbuf[ns - 1]:
                     if ns > 0 and v < sbuf[ns - 1]:
