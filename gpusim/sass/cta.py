@@ -387,8 +387,10 @@ class CtaRun(LoopSampling):
         which = np.flatnonzero(mem_ids)
         slot = np.full(n, -1, np.int64)
         slot[which] = np.arange(len(which))
-        full = (np.stack([self.r_addr[i] for i in which]).reshape(len(which), self.W, 32) if len(which)
-                else None)
+        # CTA-major (CTA, memory record, warp, lane): a CTA whose warps all ran every memory record takes
+        # its block as it is, a view, not a gather of its rows
+        full = (np.stack([self.r_addr[i].reshape(self.n_cta, self.Wc, 32) for i in which], axis=1)
+                if len(which) else None)
         out = []
         for c, (cta, weight) in enumerate(zip(cta_ids, weights)):
             w0, w1 = c * self.Wc, (c + 1) * self.Wc
@@ -407,7 +409,11 @@ class CtaRun(LoopSampling):
             if not is_mem.any():
                 out.append(Trace(rows, np.zeros((0, 32), np.int64), list(TABLE.ids), costed=False))
                 continue
-            addr = full[slot[ii[is_mem]], w0 + ww[is_mem]]
+            mine = full[c]
+            if int(is_mem.sum()) == mine.shape[0] * self.Wc:     # every warp ran every memory record
+                addr = mine.reshape(-1, 32)
+            else:
+                addr = mine[slot[ii[is_mem]], ww[is_mem]]
             rows["mem"][is_mem] = np.arange(addr.shape[0])
             out.append(Trace(rows, addr, list(TABLE.ids), costed=False))   # the memory stage costs the rows
         return out
