@@ -1,5 +1,7 @@
-"""memory/rows.first_active against the numpy statement of what it computes."""
+"""memory/rows: first_active against the numpy statement of what it computes; distinct, and the caches
+of the loops that inline it."""
 import numpy as np
+import pytest
 
 from gpusim.memory.rows import EMPTY, first_active
 
@@ -19,7 +21,6 @@ def test_first_active_is_the_lowest_active_address_of_each_row_picked():
 def test_distinct_keeps_first_comers_in_order_and_its_callers_go_stale_with_it():
     """distinct cuts a list to its distinct values in first-come order; the coalescer's and the L1's
     compiled loops inline it, so their caches are stamped with rows.py as well as their own file."""
-    import numpy as np
     from gpusim.memory import cache, coalescer
     from gpusim.memory.rows import distinct
     buf = np.array([5, 3, 5, 9, 3, 1, 9], np.int64)
@@ -27,5 +28,5 @@ def test_distinct_keeps_first_comers_in_order_and_its_callers_go_stale_with_it()
     for fn in (coalescer._count_chunks, cache._l1_run):
         cache_file = getattr(getattr(fn, "_cache", None), "_cache_file", None)
         if cache_file is None or not hasattr(cache_file, "_source_stamp"):
-            continue        # a numba that keeps its cache otherwise
+            pytest.skip("this numba keeps its cache otherwise")
         assert {name for name, _ in cache_file._source_stamp} >= {"rows.py"}
