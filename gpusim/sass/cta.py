@@ -39,6 +39,7 @@ class Program:
         self.op_ids: list = [None] * len(instrs)      # opcode ids (gpusim.kernel.opcodes.TABLE)
         self.back = back_edges(instrs)
         self.wide = _wide_registers(instrs)
+        self.n_regs = _registers_used(instrs)
         self.uses_local = any(ins.base in ("LDL", "STL") for ins in instrs)
 
     def handler(self, idx: int) -> semantics.Handler:
@@ -65,6 +66,18 @@ def _wide_registers(instrs) -> set:
         if ins.base == "CS2R" and ins.operands and ins.operands[0].kind == "R":
             out.add(("R", ins.operands[0].n))
     return out
+
+
+def _registers_used(instrs) -> int:
+    """Rows of the register file the emulator keeps: past the highest R any operand names, room for the
+    widest access from it (a 128-bit load's four, 64-bit pairs); snapshots copy the file at every
+    trip of a sampled loop, and most kernels name a few dozen of the 255."""
+    top = 0
+    for ins in instrs:
+        for op in ins.operands:
+            if op.kind in ("R", "mem") and op.n != 255:
+                top = max(top, op.n)
+    return min(256, top + 8)
 
 
 class NotUniform(Exception):
@@ -113,7 +126,8 @@ class CtaRun(LoopSampling):
         const = {0x0: bx, 0x4: by, 0x8: bz, 0xC: grid[0], 0x10: grid[1], 0x14: grid[2],
                  0x28: 0xFFFC00, 0x208: 0, 0x20C: 0}
         const.update(params)
-        self.st = State(L, const, specials, prog.shared_bytes, memory, cta_of if self.n_cta > 1 else None)
+        self.st = State(L, const, specials, prog.shared_bytes, memory, cta_of if self.n_cta > 1 else None,
+                        prog.n_regs)
         self.live = tid < self.nthreads
         self.groups = [_Group(0, self.live.copy())]
         self.weight = weight

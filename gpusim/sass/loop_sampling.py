@@ -119,7 +119,7 @@ class LoopSampling:
     def _clean_rows(self):
         """Masks of the R / UR rows and P / UP rows that hold no data."""
         t = self.taint
-        r = np.array([("R", i) not in t for i in range(256)])
+        r = np.array([("R", i) not in t for i in range(self.st.R.shape[0])])
         u = np.array([("UR", i) not in t for i in range(64)])
         p = np.array([("P", i) not in t for i in range(8)])
         up = np.array([("UP", i) not in t for i in range(8)])

@@ -77,11 +77,12 @@ class State:
     """Registers of every lane of the CTA, its shared memory, and where it reads constants."""
 
     def __init__(self, lanes: int, const: dict, specials: dict, shared_bytes: int, memory: GlobalMemory,
-                 cta_of_lane: np.ndarray | None = None):
+                 cta_of_lane: np.ndarray | None = None, n_regs: int = 256):
         """cta_of_lane: for several CTAs run side by side (gpusim.sass.cta), the CTA of each lane; each
-        CTA has a shared window of its own, at the same addresses."""
+        CTA has a shared window of its own, at the same addresses. n_regs: the R rows kept (those the
+        program names; RZ is read as zero, never stored)."""
         self.lanes = lanes
-        self.R = np.zeros((256, lanes), np.uint32)
+        self.R = np.zeros((n_regs, lanes), np.uint32)
         self.UR = np.zeros((64, lanes), np.uint32)
         self.P = np.zeros((8, lanes), bool)
         self.UP = np.zeros((8, lanes), bool)

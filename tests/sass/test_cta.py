@@ -147,3 +147,27 @@ def test_each_cta_has_its_own_shared_window():
     st.store("shared", addr, 4, cta.astype(np.uint32)[None, :] + 7, on & (np.arange(lanes) % 32 == 0), None)
     got = st.load("shared", addr, 4, on, None)[0]
     assert list(got[:32]) == [7] * 32 and list(got[32:]) == [8] * 32
+
+
+@pytest.mark.parametrize("kernel", ["regtile2d", "vectorized", "reduce_shfl"])
+def test_the_trimmed_register_file_runs_as_the_whole_one(kernel, monkeypatch):
+    """The emulator keeps the R rows the program names (plus room for a 128-bit access), not all 256:
+    the traces and loop trips equal those with the whole file, the window-cut and sampled runs alike."""
+    import copy
+    spec = gpusim.kernel.get_kernel(kernel)
+    prog, _ = F.program(kernel, tuple(sorted(spec.params.items())))
+    whole = copy.copy(prog)
+    whole.n_regs = 256
+    assert prog.n_regs < 256
+    M, N, K = (512, 512, 1024) if kernel != "reduce_shfl" else (512, 4096, 1)
+    bases = gpusim.estimate.simulate.layout(M, N, K, spec)
+    mem = F.memory(gpusim.estimate.simulate.array_bytes(spec, M, N, K), bases)
+    grid, block = _launch(spec, M, N, K)
+    ctas = [((0, 0, 0), 2), ((grid[0] - 1, grid[1] - 1, 0), 1)]
+    for kw in (dict(sample_loops=True), dict(sample_loops=False, window=16)):
+        a, b = (F.run_ctas(p, grid, block, ctas, mem, (M, N, K, *spec.launch_scalars()), bases, 0,
+                           args=spec.arguments, **kw) for p in (prog, whole))
+        for (ta, na, la), (tb, nb, lb) in zip(a, b):
+            assert ta.rows.tobytes() == tb.rows.tobytes()
+            assert np.array_equal(ta.addr, tb.addr)
+            assert (na, la) == (nb, lb)
