@@ -405,21 +405,37 @@ class CtaRun(LoopSampling):
         # its block as it is, a view, not a gather of its rows
         full = (np.stack([self.r_addr[i].reshape(self.n_cta, self.Wc, 32) for i in which], axis=1)
                 if len(which) else None)
+        # side by side the CTAs execute alike (NotUniform otherwise): each runs the same records in the
+        # same warps, so their rows differ in the CTA, the lanes on, the weight and the addresses only;
+        # the rest is filled once and copied (as bytes) for each
+        ex_cta = ex_all.reshape(n, self.n_cta, self.Wc) != 0
+        alike = bool((ex_cta == ex_cta[:, :1]).all())
+        shared = None
         out = []
         for c, (cta, weight) in enumerate(zip(cta_ids, weights)):
             w0, w1 = c * self.Wc, (c + 1) * self.Wc
-            ii, ww = np.nonzero(ex_all[:, w0:w1])
-            rows = np.zeros(len(ii), ROW_DTYPE)
+            if shared is None or not alike:
+                ii, ww = np.nonzero(ex_all[:, w0:w1])
+                rows = np.zeros(len(ii), ROW_DTYPE)
+                rows["warp"] = ww
+                rows["op"] = op[ii]
+                rows["weight"] = wt[ii]
+                rows["seq"] = ii
+                rows["pc"] = pc[ii]
+                rows["src0"], rows["src1"], rows["src2"] = src[ii, 0], src[ii, 1], src[ii, 2]
+                rows["mem"] = -1
+                is_mem = mem_ids[ii]
+                rows["mem"][is_mem] = np.arange(int(is_mem.sum()))
+                flat = ii * self.W + ww            # each row's (record, warp) in on_all, CTA 0's warps
+                shared = (rows, ii, ww, is_mem, flat)
+                rows = rows.copy() if alike else rows
+            else:
+                rows = shared[0].view(np.uint8).copy().view(ROW_DTYPE)
+            _, ii, ww, is_mem, flat = shared
             rows["cta"] = cta
-            rows["warp"] = ww
-            rows["op"] = op[ii]
-            rows["mask"] = on_all[ii, w0 + ww]
-            rows["weight"] = wt[ii] * weight
-            rows["seq"] = ii
-            rows["pc"] = pc[ii]
-            rows["src0"], rows["src1"], rows["src2"] = src[ii, 0], src[ii, 1], src[ii, 2]
-            rows["mem"] = -1
-            is_mem = mem_ids[ii]
+            rows["mask"] = on_all.reshape(-1)[flat + w0]
+            if weight != 1:
+                rows["weight"] *= weight
             if not is_mem.any():
                 out.append(Trace(rows, np.zeros((0, 32), np.int64), list(TABLE.ids), costed=False))
                 continue
@@ -428,6 +444,5 @@ class CtaRun(LoopSampling):
                 addr = mine.reshape(-1, 32)
             else:
                 addr = mine[slot[ii[is_mem]], ww[is_mem]]
-            rows["mem"][is_mem] = np.arange(addr.shape[0])
             out.append(Trace(rows, addr, list(TABLE.ids), costed=False))   # the memory stage costs the rows
         return out

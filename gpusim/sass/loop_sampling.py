@@ -268,6 +268,17 @@ class LoopSampling:
         ops, pcs, ons, exs, ws = (lst[e2:e3] for lst in (self.r_op, self.r_pc, self.r_on, self.r_ex, self.r_w))
         addrs, srcs = self.r_addr[e2:e3], self.r_src[e2:e3]
         n_inner = len(inner[0])
+        # every synthesized address in one array, (trip, memory record, lane): the period's addresses
+        # moved on t steps (a step is 0 in the lanes that are off, so they stay -1); the records are
+        # views of it (one np.where per record and trip was most of a long window's synthesis)
+        mem_j = [j for j, x in enumerate(addrs) if x is not None]
+        slot = [-1] * L
+        for i, j in enumerate(mem_j):
+            slot[j] = i
+        if mem_j:
+            moved = (np.stack([addrs[j] for j in mem_j])[None]
+                     + np.arange(1, m + 1, dtype=np.int64)[:, None, None] * np.stack([d_addr[j] for j in mem_j])[None])
+        shifting = [any(f) for f in shifts]
         for t in range(1, m + 1):
             self.loop_trips += inner[0]
             self.r_op += ops
@@ -275,8 +286,13 @@ class LoopSampling:
             self.r_on += ons
             self.r_ex += exs
             self.r_w += ws
-            self.r_addr += [None if x is None else np.where(x >= 0, x + t * d, -1) for x, d in zip(addrs, d_addr)]
-            self.r_src += [tuple(v + t * L if sh else v for v, sh in zip(sr, f)) for sr, f in zip(srcs, shifts)]
+            if mem_j:
+                trip = moved[t - 1]
+                self.r_addr += [None if s < 0 else trip[s] for s in slot]
+            else:
+                self.r_addr += addrs
+            self.r_src += [tuple(v + t * L if sh else v for v, sh in zip(sr, f)) if mv else sr
+                           for sr, f, mv in zip(srcs, shifts, shifting)]
         for r, seq in self.writer.items():
             if seq >= e2:
                 self.writer[r] = seq + m * L
