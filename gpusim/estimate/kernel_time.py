@@ -136,10 +136,15 @@ def _time(trace: Trace, gpu: GPU, levels: _Levels, active_sms: int, ptxas=None, 
 
 
 def _start(trace: Trace, gpu: GPU, levels: _Levels, active_sms: int, ptxas=None, not_issued: bool = False,
-           groups: bool | None = None, slots: int | None = None) -> Future:
+           groups: bool | None = None, slots: int | None = None, jobs: dict | None = None) -> Future:
     """_time's run split in two: the loads' memory levels found here, the lowering and the engine's run
     (nogil) in the helper thread, beside the next window's front-end; a Future of simulate_sm's
-    TimingResult."""
+    TimingResult. jobs: the runs one prediction pass started, by trace and slots (its other arguments
+    are the pass's own): a run already started is handed back, not started again (_longest_first)."""
+    if jobs is not None:
+        got = jobs.get((id(trace), slots))
+        if got is not None and got[0] is trace:
+            return got[1]
     counts, boards, reads, banks = ptxas if ptxas else (None, None, None, None)
     level = levels(trace, gpu)
 
@@ -147,7 +152,10 @@ def _start(trace: Trace, gpu: GPU, levels: _Levels, active_sms: int, ptxas=None,
         lw = lower(trace, gpu, None, level, active_sms, counts, boards, reads, banks, slots)
         lw.params[E.P_NOT_ISSUED] = int(not_issued)
         return timing.run_lowered(lw, gpu, 0, groups)
-    return in_background(run)
+    job = in_background(run)
+    if jobs is not None:
+        jobs[(id(trace), slots)] = (trace, job)
+    return job
 
 
 def _got(x):
@@ -199,7 +207,7 @@ def time_round(result, gpu: GPU, r: int, levels: _Levels, windows=(W1, W2), full
 
 
 def _round_started(result, gpu: GPU, r: int, levels: _Levels, windows=(W1, W2), full: bool = False,
-                   ptxas=None, not_issued: bool = False, ahead: int = 0):
+                   ptxas=None, not_issued: bool = False, ahead: int = 0, jobs: dict | None = None):
     """time_round with its engine runs started (_start): (finish, early), finish() giving time_round's
     result; early: that result's shape before the engine is done (its timings Futures, per_trip 0.0 where
     it will be a number), what steady_round needs to start its own runs."""
@@ -217,7 +225,7 @@ def _round_started(result, gpu: GPU, r: int, levels: _Levels, windows=(W1, W2), 
         return finish, (None, None, trips, None, f, bidx, None, None)
     if full:
         tr, trips, _ = window_trace(result, bidx, None)
-        return whole(_start(tr, gpu, levels, n_sm, ptxas, not_issued, groups=grp), trips)
+        return whole(_start(tr, gpu, levels, n_sm, ptxas, not_issued, groups=grp, jobs=jobs), trips)
     # both windows' traces before either is timed: the L2 model (levels) runs in the helper thread meanwhile
     tr1, trips, e1 = window_trace(result, bidx, w1, ahead=more)
     tr2 = e2 = None
@@ -226,9 +234,9 @@ def _round_started(result, gpu: GPU, r: int, levels: _Levels, windows=(W1, W2), 
     if tr2 is None or e2 <= e1:      # short, or a loop the SASS front-end could not cut (it said why)
         if e1 < trips:
             tr1, _, _ = window_trace(result, bidx, None)
-        return whole(_start(tr1, gpu, levels, n_sm, ptxas, not_issued, groups=grp), trips)
-    f2 = _start(tr2, gpu, levels, n_sm, ptxas, not_issued, groups=grp)     # the longer first
-    f1 = _start(tr1, gpu, levels, n_sm, ptxas, not_issued, groups=grp)
+        return whole(_start(tr1, gpu, levels, n_sm, ptxas, not_issued, groups=grp, jobs=jobs), trips)
+    f2 = _start(tr2, gpu, levels, n_sm, ptxas, not_issued, groups=grp, jobs=jobs)     # the longer first
+    f1 = _start(tr1, gpu, levels, n_sm, ptxas, not_issued, groups=grp, jobs=jobs)
 
     def finish():
         t1, t2 = f1.result(), f2.result()
@@ -272,7 +280,7 @@ def steady_round(result, gpu: GPU, r: int, count: int, levels: _Levels, sync, wi
 
 
 def _steady_started(result, gpu: GPU, r: int, count: int, levels: _Levels, sync, windows=(W1, W2),
-                    full: bool = False, ptxas=None, not_issued: bool = False):
+                    full: bool = False, ptxas=None, not_issued: bool = False, jobs: dict | None = None):
     """steady_round with its engine runs started (_start); sync may be _round_started's early result (its
     timings Futures). finish() gives steady_round's result; None when count < 2."""
     if count < 2:
@@ -294,7 +302,7 @@ def _steady_started(result, gpu: GPU, r: int, count: int, levels: _Levels, sync,
             if g == 1:      # the round's own run in this window: no CTA follows
                 runs[g] = t1 if k == 0 else t2
                 continue
-            runs[g] = _start(tr, gpu, levels, n_sm, ptxas, not_issued, groups=grp, slots=r)
+            runs[g] = _start(tr, gpu, levels, n_sm, ptxas, not_issued, groups=grp, slots=r, jobs=jobs)
         by_window[k] = (runs, rec[g1])
     started = [by_window[k] for k in range(len(wins))]
     return lambda: _steady_finish(started, g1, g2, trips)
@@ -315,6 +323,25 @@ def _steady_finish(started, g1, g2, trips):
     frac = (trips - e1) / (e2 - e1) if e2 > e1 else 0.0
     return (float(p1 + frac * (p2 - p1)), np.maximum(v1 + frac * (v2 - v1), 0.0),
             _extrapolate_ops(o1, o2, frac))
+
+
+def _longest_first(result, gpu: GPU, r: int, count: int, levels: _Levels, windows, ptxas, not_issued: bool,
+                   jobs: dict):
+    """Start a round's longest engine run before the front-end makes the round's other windows: the
+    chained CTAs' run in the last window (count >= 2), else the round's own run there. The helper thread
+    then runs it while this thread makes the rest, where it used to start after them all and run alone
+    at the end; _start's `jobs` hands it to the call that would have started it. The order of the work
+    only: every run and every figure is the same. For the SASS front-end (its window traces are kept
+    for the later calls) and a loop the simulation saw run past the last window (result.loop_trips);
+    should the round then time the whole loop instead, the run is left unused."""
+    w2 = windows[-1]
+    if getattr(result, "frontend", "python") != "sass" or getattr(result, "loop_trips", 0) <= w2:
+        return
+    gx, gy, gz = result.grid
+    n_sm = min(gx * gy * gz, gpu.sm_count)
+    ctas, slots = (r * _chain_gens(count)[1], r) if count >= 2 else (r, None)
+    tr, _, _ = window_trace(result, _resident(result, gpu, ctas), w2)
+    _start(tr, gpu, levels, n_sm, ptxas, not_issued, groups=_groups(result, gpu), slots=slots, jobs=jobs)
 
 
 W0 = 4     # trips of the window that gives the first round's CTA finish order: the fractions settle by
@@ -532,11 +559,15 @@ def _predict_at(result, gpu: GPU, *, levels: bool = True, windows=(W1, W2),
     # every round's engine runs started first (the helper thread runs them while the front-end makes the
     # next windows), then each round finished in order
     started = []
+    jobs: dict = {}
     for r, count in plan:
+        if not full:
+            _longest_first(result, gpu, r, count if chain else 1, levels_fn, windows, ptxas, not_issued, jobs)
         round_done, early = _round_started(result, gpu, r, levels_fn, windows, full, ptxas, not_issued,
-                                           ahead=r * _chain_gens(count)[1] if chain and count >= 2 else 0)
+                                           ahead=r * _chain_gens(count)[1] if chain and count >= 2 else 0,
+                                           jobs=jobs)
         started.append((round_done, _steady_started(result, gpu, r, count, levels_fn, early, windows, full,
-                                                    ptxas, not_issued) if chain else None))
+                                                    ptxas, not_issued, jobs) if chain else None))
         step()
     for (r, count), (round_done, steady_done) in zip(plan, started):
         cyc, v, trips, per_trip, t, bidx, ops, t2 = round_done()

@@ -68,6 +68,7 @@ class SimResult:
     # the GPU it ran on, a preset or one with fields changed (--set): the timing and the cache model read
     # this one, not the preset of its name
     gpu: GPU | None = field(default=None, repr=False)
+    loop_trips: int = 0        # the SASS front-end's longest loop's trips in the simulated CTAs (0: none or unknown)
 
     def to_json(self) -> dict:
         out = {"kernel": self.kernel, "arch": self.arch, "M": self.M, "N": self.N, "K": self.K,
@@ -314,15 +315,16 @@ def simulate(kernel: str | KernelSpec, M: int, N: int | None = None, K: int | No
             for (x, wx), (y, wy), (z, wz) in itertools.product(
                 _classes(grid[0], px, sampled), _classes(grid[1], py, sampled), [(i, 1) for i in range(grid[2])])]
 
-    traces, smem = [], 0
+    traces, smem, loop_trips = [], 0, 0
     if frontend == "sass":
         mem = sass_fe.memory(array_bytes(spec, M, N, K) if sampled else arrays, bases)
         smem = prog.shared_bytes
         ran = sass_fe.run_ctas(prog, grid, block, ctas, mem, (M, N, K, alpha, beta), bases, 0,
                                sample_loops=sampled, args=spec.arguments,
                                progress=(lambda done: progress(done, len(ctas))) if progress else None)
-        for t, cta_notes, _loops in ran:
+        for t, cta_notes, loops in ran:
             traces.append(cost_trace(t))
+            loop_trips = max([loop_trips] + [trips for _, trips, _ in loops])
             notes += [n for n in cta_notes if n not in notes]
         from gpusim.sass.compile import describe
         notes.insert(0, f"instruction stream: the SASS of {describe(comp)}")
@@ -378,4 +380,4 @@ def simulate(kernel: str | KernelSpec, M: int, N: int | None = None, K: int | No
         err = max(rel_errors(arrays, spec.expected(initial, M, N, K, alpha, beta)).values())
     return SimResult(spec.name, gpu.name, M, N, K, p, grid, block, mode, metrics, per_op, occ, reg_src,
                      len(ctas), time.perf_counter() - t0, bases, arrays_seen, instructions, err,
-                     trace if keep_trace else None, notes, frontend, warned, gpu)
+                     trace if keep_trace else None, notes, frontend, warned, gpu, loop_trips=loop_trips)

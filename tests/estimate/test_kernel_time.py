@@ -321,3 +321,33 @@ def test_dram_writes_raise_the_read_latency():
     assert p.cycles > idle.cycles and any("DRAM reads timed at" in n for n in p.notes)
     small = gpusim.simulate("copy4", 1024, keep_trace=True)
     assert predict(small).cycles == predict(small, dram_writes=False).cycles
+
+
+def test_the_longest_run_first_changes_the_order_only(monkeypatch):
+    """The round's longest engine run (its chained CTAs in the last window) is started before the
+    front-end makes the other windows (_longest_first): the prediction is the one made without it, from
+    as many engine runs (the run started first is the one the chain then asks for, not a second)."""
+    import gpusim.estimate.kernel_time as kt
+    from gpusim import timing
+    r = gpusim.simulate("naive", 1024, 512, 1024, keep_trace=True)
+    assert r.loop_trips > W2
+    assert plan_rounds(512, r.occupancy.blocks_per_sm, 132)[1][0][1] >= 2      # a round that comes again
+    runs = []
+    real = timing.run_lowered
+    monkeypatch.setattr(timing, "run_lowered", lambda lw, *a, **k: runs.append(len(lw.cls)) or real(lw, *a, **k))
+    early = []
+    longest = kt._longest_first
+
+    def spy(*a):
+        longest(*a)
+        early.append(len(a[-1]))          # the runs it started (its last argument: the pass's jobs)
+    monkeypatch.setattr(kt, "_longest_first", spy)
+    first = predict(r)
+    assert early and early[0] == 1
+    n_first = len(runs)
+    assert n_first > 0
+    monkeypatch.setattr(kt, "_longest_first", lambda *a, **k: None)
+    runs.clear()
+    plain = predict(gpusim.simulate("naive", 1024, 512, 1024, keep_trace=True))
+    assert json.dumps(first.to_json(), sort_keys=True) == json.dumps(plain.to_json(), sort_keys=True)
+    assert n_first == len(runs)
