@@ -17,6 +17,7 @@ import numpy as np
 
 from gpusim.kernel.opcodes import TABLE, SPACE_GLOBAL, SPACE_LOCAL, SPACE_SHARED, base_opcode
 from gpusim.memory.coalescer import global_sectors_and_lines
+from gpusim.memory.rows import line_patterns
 from gpusim.memory.shared_banks import shared_wavefronts
 
 
@@ -160,14 +161,18 @@ def cost_rows(rows: np.ndarray, addr: np.ndarray):
     ops = rows["op"][idx]
     for op in np.unique(ops):
         sel = idx[ops == op]
+        if space[op] not in (SPACE_GLOBAL, SPACE_LOCAL, SPACE_SHARED):
+            continue
         a = addr[rows["mem"][sel]]
+        # each kind of row counted once: rows alike up to whole lines have the same counts (line_patterns)
+        first, kind = line_patterns(a)
         nb = int(nbytes[op])
         if space[op] in (SPACE_GLOBAL, SPACE_LOCAL):      # local memory goes through L1TEX as global does
-            s, l = global_sectors_and_lines(a, nb)
-            rows["sectors"][sel], rows["lines"][sel] = s, l
-        elif space[op] == SPACE_SHARED:
-            wf, ideal = shared_wavefronts(a, nb)
-            rows["wavefronts"][sel], rows["ideal_wavefronts"][sel] = wf, ideal
+            s, l = global_sectors_and_lines(a[first], nb)
+            rows["sectors"][sel], rows["lines"][sel] = s[kind], l[kind]
+        else:
+            wf, ideal = shared_wavefronts(a[first], nb)
+            rows["wavefronts"][sel], rows["ideal_wavefronts"][sel] = wf[kind], ideal[kind]
     # atomics and reductions follow their own rules (a lane per update, not per distinct address)
     cost_atomic_rows(rows, addr)
 
