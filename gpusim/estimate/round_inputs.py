@@ -220,10 +220,21 @@ def window_trace(result, block_idx: list, window: int | None, seed: int = 0, ahe
             first = missing[0][1]
             if [i for _, i, _ in missing] != list(range(first, first + len(missing))):   # not one run of ids
                 todo, first, missing = [(b, 1) for b, _, _ in want], 0, want
-            ran = F.run_ctas(prog, result.grid, result.block, todo, mem, (M, N, K, *spec.launch_scalars()),
-                             bases, first, sample_loops=False, window=window, args=spec.arguments)
-            for k, (t, _notes, loops) in zip(missing, ran):
-                memo[k] = (cost_trace(t), loops)
+            problem = (M, N, K, *spec.launch_scalars())
+            if missing == want:      # all of them: one trace made in place, each CTA's a part of it
+                whole, row_end, addr_end, info = F.run_ctas_joined(
+                    prog, result.grid, result.block, todo, mem, problem, bases, first, sample_loops=False,
+                    window=window, args=spec.arguments)
+                cost_trace(whole)
+                memo[("joined", window)] = (tuple(want), whole, row_end, addr_end)
+                r0, a0 = np.r_[0, row_end[:-1]], np.r_[0, addr_end[:-1]]
+                for j, (k, (_notes, loops)) in enumerate(zip(missing, info)):
+                    memo[k] = (_Part(whole, r0[j], row_end[j], a0[j], addr_end[j]), loops)
+            else:
+                ran = F.run_ctas(prog, result.grid, result.block, todo, mem, problem, bases, first,
+                                 sample_loops=False, window=window, args=spec.arguments)
+                for k, (t, _notes, loops) in zip(missing, ran):
+                    memo[k] = (cost_trace(t), loops)
         trips, rec = 0, 0
         for k in keys:
             _t, loops = memo[k]
@@ -243,11 +254,11 @@ def _joined(memo: dict, keys: list, want: list, window) -> Trace:
     sites (the Python front-end's) are joined each time (a view would keep the longer list's site names)."""
     traces = [memo[k][0] for k in keys]
     if any(t.site is not None for t in traces):
-        return Trace.concat(traces)
+        return Trace.concat([_whole(t) for t in traces])
     n = len(keys)
     got = memo.get(("joined", window))
     if got is None or len(got[0]) < n or got[0][:n] != tuple(keys):
-        longer = [memo[k][0] for k in want]
+        longer = [_whole(memo[k][0]) for k in want]
         got = (tuple(want), Trace.concat(longer), np.cumsum([len(t.rows) for t in longer]),
                np.cumsum([t.addr.shape[0] for t in longer]))
         memo[("joined", window)] = got
@@ -259,6 +270,34 @@ def _joined(memo: dict, keys: list, want: list, window) -> Trace:
         regions.update(t.shared_regions)
     return Trace(whole.rows[:row_end], whole.addr[:addr_end], whole.opcodes, None, [], regions,
                  costed=all(t.costed for t in traces))
+
+
+class _Part:
+    """One CTA's window trace inside the trace of the CTAs run with it (rows r0:r1, addresses a0:a1 of
+    `whole`); made a trace of its own only where a list of CTAs other than theirs is joined (_whole)."""
+    site = None                       # the SASS front-end's: no source lines
+
+    def __init__(self, whole: Trace, r0: int, r1: int, a0: int, a1: int):
+        self.whole, self.r0, self.r1, self.a0, self.a1 = whole, int(r0), int(r1), int(a0), int(a1)
+
+    @property
+    def shared_regions(self) -> dict:
+        return self.whole.shared_regions
+
+    @property
+    def costed(self) -> bool:
+        return self.whole.costed
+
+    def trace(self) -> Trace:
+        rows = self.whole.rows[self.r0:self.r1].copy()
+        mem = rows["mem"]
+        mem[mem >= 0] -= self.a0
+        return Trace(rows, self.whole.addr[self.a0:self.a1], list(self.whole.opcodes), costed=self.whole.costed)
+
+
+def _whole(t) -> Trace:
+    """A memo's window trace of one CTA as a trace of its own."""
+    return t.trace() if isinstance(t, _Part) else t
 
 
 _MEMOS: dict = {}      # id(result) -> (weak reference to it, {(block, CTA id, window): (trace, loops),

@@ -380,14 +380,10 @@ class CtaRun(LoopSampling):
         """The records sliced into warps: one row per (record, warp that executes it); one CTA's run."""
         return self.traces([cta], [1])[0]
 
-    def traces(self, cta_ids: list, weights: list) -> list:
-        """One trace per CTA of the run (cta_ids: their ids in the trace, weights: each CTA's weight,
-        a factor on the records' own)."""
-        from gpusim.trace.trace import ROW_DTYPE, Trace
+    def _columns(self):
+        """The records as arrays, what traces() and joined() slice into warp rows: (ex, on, op, weight, pc,
+        src, is-memory, memory slot, addresses (CTA, memory record, warp, lane), whether the CTAs ran alike)."""
         n = len(self.r_op)
-        if n == 0:
-            return [Trace(np.zeros(0, ROW_DTYPE), np.zeros((0, 32), np.int64), list(TABLE.ids))
-                    for _ in cta_ids]
         ex_all = np.stack(self.r_ex)
         on_all = np.stack(self.r_on)
         op = np.asarray(self.r_op, np.int16)
@@ -406,30 +402,54 @@ class CtaRun(LoopSampling):
         full = (np.stack([self.r_addr[i].reshape(self.n_cta, self.Wc, 32) for i in which], axis=1)
                 if len(which) else None)
         # side by side the CTAs execute alike (NotUniform otherwise): each runs the same records in the
-        # same warps, so their rows differ in the CTA, the lanes on, the weight and the addresses only;
-        # the rest is filled once and copied (as bytes) for each
+        # same warps, so their rows differ in the CTA, the lanes on, the weight and the addresses only
         ex_cta = ex_all.reshape(n, self.n_cta, self.Wc) != 0
         alike = bool((ex_cta == ex_cta[:, :1]).all())
+        return ex_all, on_all, op, wt, pc, src, mem_ids, slot, full, alike
+
+    def _template(self, cols, w0: int):
+        """The rows of the CTA whose warps start at w0, but for the CTA, lanes on and CTA weight; (rows,
+        record of each row, warp, is-memory, index in on_all less w0)."""
+        from gpusim.trace.trace import ROW_DTYPE
+        ex_all, _, op, wt, pc, src, mem_ids, _, _, _ = cols
+        ii, ww = np.nonzero(ex_all[:, w0:w0 + self.Wc])
+        rows = np.zeros(len(ii), ROW_DTYPE)
+        rows["warp"] = ww
+        rows["op"] = op[ii]
+        rows["weight"] = wt[ii]
+        rows["seq"] = ii
+        rows["pc"] = pc[ii]
+        rows["src0"], rows["src1"], rows["src2"] = src[ii, 0], src[ii, 1], src[ii, 2]
+        rows["mem"] = -1
+        is_mem = mem_ids[ii]
+        rows["mem"][is_mem] = np.arange(int(is_mem.sum()))
+        return rows, ii, ww, is_mem, ii * self.W + ww
+
+    def _addresses(self, cols, c, ii, ww, is_mem):
+        """CTA c's address rows, in the order of its memory rows."""
+        full, slot = cols[8], cols[7]
+        mine = full[c]
+        if int(is_mem.sum()) == mine.shape[0] * self.Wc:     # every warp ran every memory record
+            return mine.reshape(-1, 32)
+        return mine[slot[ii[is_mem]], ww[is_mem]]
+
+    def traces(self, cta_ids: list, weights: list) -> list:
+        """One trace per CTA of the run (cta_ids: their ids in the trace, weights: each CTA's weight,
+        a factor on the records' own)."""
+        from gpusim.trace.trace import ROW_DTYPE, Trace
+        if len(self.r_op) == 0:
+            return [Trace(np.zeros(0, ROW_DTYPE), np.zeros((0, 32), np.int64), list(TABLE.ids))
+                    for _ in cta_ids]
+        cols = self._columns()
+        on_all, alike = cols[1], cols[9]
         shared = None
         out = []
         for c, (cta, weight) in enumerate(zip(cta_ids, weights)):
-            w0, w1 = c * self.Wc, (c + 1) * self.Wc
+            w0 = c * self.Wc
             if shared is None or not alike:
-                ii, ww = np.nonzero(ex_all[:, w0:w1])
-                rows = np.zeros(len(ii), ROW_DTYPE)
-                rows["warp"] = ww
-                rows["op"] = op[ii]
-                rows["weight"] = wt[ii]
-                rows["seq"] = ii
-                rows["pc"] = pc[ii]
-                rows["src0"], rows["src1"], rows["src2"] = src[ii, 0], src[ii, 1], src[ii, 2]
-                rows["mem"] = -1
-                is_mem = mem_ids[ii]
-                rows["mem"][is_mem] = np.arange(int(is_mem.sum()))
-                flat = ii * self.W + ww            # each row's (record, warp) in on_all, CTA 0's warps
-                shared = (rows, ii, ww, is_mem, flat)
-                rows = rows.copy() if alike else rows
-            else:
+                shared = self._template(cols, w0)
+                rows = shared[0].copy() if alike else shared[0]
+            else:                      # the CTAs ran alike: the rest filled once and copied (as bytes)
                 rows = shared[0].view(np.uint8).copy().view(ROW_DTYPE)
             _, ii, ww, is_mem, flat = shared
             rows["cta"] = cta
@@ -439,10 +459,38 @@ class CtaRun(LoopSampling):
             if not is_mem.any():
                 out.append(Trace(rows, np.zeros((0, 32), np.int64), list(TABLE.ids), costed=False))
                 continue
-            mine = full[c]
-            if int(is_mem.sum()) == mine.shape[0] * self.Wc:     # every warp ran every memory record
-                addr = mine.reshape(-1, 32)
-            else:
-                addr = mine[slot[ii[is_mem]], ww[is_mem]]
+            addr = self._addresses(cols, c, ii, ww, is_mem)
             out.append(Trace(rows, addr, list(TABLE.ids), costed=False))   # the memory stage costs the rows
         return out
+
+    def joined(self, cta_ids: list, weights: list):
+        """The CTAs' traces as one (Trace.concat of traces()'s, the same rows and addresses), made in place
+        where the CTAs ran alike (no trace per CTA, no second copy); with each CTA's end in its rows and
+        in its addresses."""
+        from gpusim.trace.trace import ROW_DTYPE, Trace
+        k = len(cta_ids)
+        if k != self.n_cta:
+            raise ValueError(f"{k} CTA ids for a run of {self.n_cta} CTAs")
+        cols = self._columns() if len(self.r_op) else None
+        if cols is None or not cols[9]:
+            parts = self.traces(cta_ids, weights)
+            return (Trace.concat(parts), np.cumsum([len(t.rows) for t in parts]),
+                    np.cumsum([t.addr.shape[0] for t in parts]))
+        on_all = cols[1]
+        tmpl, ii, ww, is_mem, flat = self._template(cols, 0)
+        n_rows, n_mem = len(tmpl), int(is_mem.sum())
+        rows = np.empty((k, n_rows), ROW_DTYPE)
+        rows.view(np.uint8).reshape(k, -1)[:] = tmpl.view(np.uint8)
+        rows["cta"] = np.asarray(cta_ids, np.int32)[:, None]
+        rows["mask"] = on_all.reshape(-1)[flat[None, :] + (np.arange(k) * self.Wc)[:, None]]
+        rows["weight"] *= np.asarray(weights, np.int64)[:, None]
+        if n_mem:
+            rows["mem"][:, is_mem] += (np.arange(k, dtype=np.int32) * n_mem)[:, None]
+            if n_mem == cols[8].shape[1] * self.Wc:         # every warp ran every memory record
+                addr = cols[8].reshape(-1, 32)
+            else:
+                addr = cols[8][:, cols[7][ii[is_mem]], ww[is_mem]].reshape(-1, 32)
+        else:
+            addr = np.zeros((0, 32), np.int64)
+        ends = np.arange(1, k + 1, dtype=np.int64)
+        return (Trace(rows.reshape(-1), addr, list(TABLE.ids), costed=False), ends * n_rows, ends * n_mem)

@@ -10,11 +10,14 @@ from __future__ import annotations
 import functools
 import struct
 
+import numpy as np
+
 from gpusim.sass.compile import kernel_sass
 from gpusim.sass.cta import CtaRun, NotUniform, Program
 from gpusim.sass.loop_sampling import SynthesisMismatch
 from gpusim.sass.state import Allocation, GlobalMemory
 from gpusim.sass.listing import parse_listing
+from gpusim.trace.trace import Trace
 
 PARAM_BASE = 0x210
 SGEMM_ARGS = (("M", "i32"), ("N", "i32"), ("K", "i32"), ("alpha", "f32"), ("A", "ptr"), ("B", "ptr"),
@@ -64,19 +67,16 @@ BATCH_LANES = 4096      # threads of the CTAs run side by side at most (the loop
                         # of their registers: at 4096 lanes, about 170 MB)
 
 
-def run_ctas(prog: Program, grid, block, ctas: list, mem: GlobalMemory, problem, bases, first_id: int,
-             sample_loops: bool, window: int | None = None, args=SGEMM_ARGS, progress=None):
-    """Run the CTAs `ctas` ((block index, weight) pairs; ids first_id, first_id + 1, ...): [(trace, notes,
-    (header, trips, trips recorded) per loop)] per CTA. Without values in memory (addresses only) and
-    without local memory, they run side by side, as many as BATCH_LANES threads hold, as long as they
-    execute alike (else one by one: the same traces, only slower). progress(done) after each."""
+def _runs(prog: Program, grid, block, ctas: list, mem: GlobalMemory, problem, bases, first_id: int,
+          sample_loops: bool, window, args, progress):
+    """The runs of run_ctas: (CtaRun, CTA ids, weights) for each batch run side by side or CTA run alone."""
     M, N, K, alpha, beta = problem
     words = param_words(args, {"M": M, "N": N, "K": K, "alpha": alpha, "beta": beta, **bases})
-    out = []
     threads = block[0] * block[1] * block[2]
     step = max(1, BATCH_LANES // (-(-threads // 32) * 32))
     if mem.has_values or prog.uses_local:
         step = 1
+    done = 0
 
     def one(blocks, weight):
         """The run; a window whose synthesized trips the run contradicts is run again in full."""
@@ -94,16 +94,48 @@ def run_ctas(prog: Program, grid, block, ctas: list, mem: GlobalMemory, problem,
             except NotUniform:
                 run = None
             if run is not None:
-                out += [(t, run.notes, run.loop_trips) for t in run.traces(ids, [w for _, w in part])]
+                yield run, ids, [w for _, w in part]
+                done += len(part)
                 if progress:
-                    progress(len(out))
+                    progress(done)
                 continue
         for (b, w), cid in zip(part, ids):
-            run = one(b, w)
-            out.append((run.trace(cid), run.notes, run.loop_trips))
+            yield one(b, w), [cid], [1]
+            done += 1
             if progress:
-                progress(len(out))
+                progress(done)
+
+
+def run_ctas(prog: Program, grid, block, ctas: list, mem: GlobalMemory, problem, bases, first_id: int,
+             sample_loops: bool, window: int | None = None, args=SGEMM_ARGS, progress=None):
+    """Run the CTAs `ctas` ((block index, weight) pairs; ids first_id, first_id + 1, ...): [(trace, notes,
+    (header, trips, trips recorded) per loop)] per CTA. Without values in memory (addresses only) and
+    without local memory, they run side by side, as many as BATCH_LANES threads hold, as long as they
+    execute alike (else one by one: the same traces, only slower). progress(done) after each."""
+    out = []
+    for run, ids, weights in _runs(prog, grid, block, ctas, mem, problem, bases, first_id, sample_loops,
+                                   window, args, progress):
+        out += [(t, run.notes, run.loop_trips) for t in run.traces(ids, weights)]
     return out
+
+
+def run_ctas_joined(prog: Program, grid, block, ctas: list, mem: GlobalMemory, problem, bases, first_id: int,
+                    sample_loops: bool, window: int | None = None, args=SGEMM_ARGS, progress=None):
+    """run_ctas with the CTAs' traces as one (Trace.concat of run_ctas' traces, the same rows and
+    addresses; a batch run side by side makes its part in place, CtaRun.joined): (trace, each CTA's end in
+    its rows, in its addresses, [(notes, loops)] per CTA)."""
+    parts, info = [], []
+    for run, ids, weights in _runs(prog, grid, block, ctas, mem, problem, bases, first_id, sample_loops,
+                                   window, args, progress):
+        parts.append(run.joined(ids, weights))
+        info += [(run.notes, run.loop_trips)] * len(ids)
+    if len(parts) == 1:
+        return (*parts[0], info)
+    rows_at = np.cumsum([0] + [len(t.rows) for t, _, _ in parts[:-1]])
+    addr_at = np.cumsum([0] + [t.addr.shape[0] for t, _, _ in parts[:-1]])
+    return (Trace.concat([t for t, _, _ in parts]),
+            np.concatenate([e + r0 for (_, e, _), r0 in zip(parts, rows_at)]),
+            np.concatenate([e + a0 for (_, _, e), a0 in zip(parts, addr_at)]), info)
 
 
 def run_cta(prog: Program, grid, block, bidx, weight, mem: GlobalMemory, problem, bases, cta_id: int,

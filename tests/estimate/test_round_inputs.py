@@ -6,15 +6,23 @@ from gpusim.estimate import round_inputs as RI
 from gpusim.sass import frontend as F
 
 
+def _count_runs(monkeypatch) -> list:
+    """The number of CTAs of each front-end run a window trace makes (CTAs joined in place or one trace
+    each)."""
+    ran = []
+    for name in ("run_ctas", "run_ctas_joined"):
+        real = getattr(F, name)
+        monkeypatch.setattr(F, name, lambda *a, real=real, **k: ran.append(len(a[3])) or real(*a, **k))
+    return ran
+
+
 def test_window_traces_are_run_once_and_equal_a_fresh_run(monkeypatch):
     """A prediction asks for the same CTAs' windows several times (the first round, its chains of 2 and 4
     CTAs a slot, each re-timing under DRAM writes): the CTAs already run are taken from the result's memo,
     and the trace equals the one a fresh result runs in full."""
     r, other = gpusim.simulate("reduce_smem", 1024), gpusim.simulate("reduce_smem", 1024)
     gpu = gpusim.get_arch("h200")
-    ran = []
-    real = F.run_ctas
-    monkeypatch.setattr(F, "run_ctas", lambda *a, **k: ran.append(len(a[3])) or real(*a, **k))
+    ran = _count_runs(monkeypatch)
     two, _, _ = RI.window_trace(r, RI._resident(r, gpu, 2), None)
     four, trips, rec = RI.window_trace(r, RI._resident(r, gpu, 4), None)
     again, _, _ = RI.window_trace(r, RI._resident(r, gpu, 4), None)
@@ -31,9 +39,7 @@ def test_ctas_run_ahead_give_the_traces_a_later_call_would_run(monkeypatch):
     traces equal those of runs made one list at a time."""
     r, other = gpusim.simulate("regtile2d", 512), gpusim.simulate("regtile2d", 512)
     gpu = gpusim.get_arch("h200")
-    ran = []
-    real = F.run_ctas
-    monkeypatch.setattr(F, "run_ctas", lambda *a, **k: ran.append(len(a[3])) or real(*a, **k))
+    ran = _count_runs(monkeypatch)
     two, _, _ = RI.window_trace(r, RI._resident(r, gpu, 2), 4, ahead=RI._resident(r, gpu, 8))
     eight, trips, rec = RI.window_trace(r, RI._resident(r, gpu, 8), 4)
     assert ran == [8]

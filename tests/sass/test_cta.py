@@ -171,3 +171,33 @@ def test_the_trimmed_register_file_runs_as_the_whole_one(kernel, monkeypatch):
             assert ta.rows.tobytes() == tb.rows.tobytes()
             assert np.array_equal(ta.addr, tb.addr)
             assert (na, la) == (nb, lb)
+
+
+@pytest.mark.parametrize("kernel,size,window,lanes", [("regtile2d", (512, 512, 1024), 16, 4096),
+                                                      ("regtile2d", (512, 512, 1024), None, 1),
+                                                      ("transpose_pad", (256, 256, 1), None, 4096),
+                                                      ("naive", (37, 45, 23), None, 4096)])
+def test_joined_traces_are_the_concatenated_ones(kernel, size, window, lanes, monkeypatch):
+    """run_ctas_joined's one trace (made in place for CTAs run side by side) has the rows and addresses of
+    run_ctas' traces concatenated, and each CTA's ends; for CTAs run side by side, one by one, and a ragged
+    launch whose CTAs part."""
+    from gpusim.trace.trace import Trace
+    M, N, K = size
+    spec = gpusim.kernel.get_kernel(kernel)
+    gx, gy, _ = _launch(spec, M, N, K)[0]
+    ctas = [((0, 0, 0), 3), ((gx - 1, gy - 1, 0), 1), ((gx // 2, 0, 0), 5)]
+    kw = dict(sample_loops=window is None, window=window)
+    parts = _traces(kernel, M, N, K, ctas, monkeypatch, lanes, **kw)
+    prog, _ = F.program(kernel, tuple(sorted(spec.params.items())))
+    bases = gpusim.estimate.simulate.layout(M, N, K, spec)
+    mem = F.memory(gpusim.estimate.simulate.array_bytes(spec, M, N, K), bases)
+    grid, block = _launch(spec, M, N, K)
+    whole, row_end, addr_end, info = F.run_ctas_joined(prog, grid, block, ctas, mem,
+                                                       (M, N, K, *spec.launch_scalars()), bases, 0,
+                                                       args=spec.arguments, **kw)
+    cat = Trace.concat([t for t, _, _ in parts])
+    assert whole.rows.tobytes() == cat.rows.tobytes()
+    assert np.array_equal(whole.addr, cat.addr)
+    assert row_end.tolist() == np.cumsum([len(t.rows) for t, _, _ in parts]).tolist()
+    assert addr_end.tolist() == np.cumsum([t.addr.shape[0] for t, _, _ in parts]).tolist()
+    assert info == [(n, loops) for _, n, loops in parts]
