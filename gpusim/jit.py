@@ -169,7 +169,7 @@ def shipped_stamps() -> dict:
 # log): the shipped copy's builder fails without them (gpusim/report/jit_build.py)
 REQUIRED = {"gpusim.timing.engine.run": 3, "gpusim.memory.cache._l1_run": 1, "gpusim.memory.cache._l2_tiles": 1,
             "gpusim.timing.lower._claim_matches": 1, "gpusim.timing.rows._fill_rows": 1,
-            "gpusim.timing.lower._row_lines": 1, "gpusim.timing.lower._providers": 1,
+            "gpusim.timing.lower._row_lines": 1, "gpusim.timing.lower._rank_in_range": 1, "gpusim.timing.lower._providers": 1,
             "gpusim.memory.shared_banks._count_rows": 1, "gpusim.timing.control_codes._gaps": 1,
             "gpusim.timing.lower._take_by_warp": 1, "gpusim.timing.lower._gather": 1,
             "gpusim.memory.coalescer._count_chunks": 1, "gpusim.memory.rows._first_active": 1, "gpusim.memory.rows._line_patterns": 1,

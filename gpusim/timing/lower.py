@@ -279,21 +279,36 @@ def _row_lines(addr, mem, line_bytes, sel, counts, out):
     return n
 
 
-DENSE_TABLE_MAX = 1 << 26      # line ranges up to this many lines are ranked through a table (64 MB)
+DENSE_TABLE_MAX = 1 << 26      # line ranges up to this many lines are ranked through a table (1 B a line)
 
 
 def _dense_ids(lines: np.ndarray) -> np.ndarray:
     """Each line's rank among the distinct lines (np.unique's inverse): through a table of the range's
-    lines where it is small enough, which takes linear time, else by np.unique."""
+    lines where the lines are many for their range (linear time), else by np.unique (a sort of the few)."""
     if lines.size == 0:
         return lines.astype(np.int64)
     lo, hi = int(lines.min()), int(lines.max())
-    if hi - lo >= DENSE_TABLE_MAX:
+    if hi - lo >= DENSE_TABLE_MAX or lines.size * 16 < hi - lo:
         return np.unique(lines, return_inverse=True)[1].astype(np.int64)
-    present = np.zeros(hi - lo + 1, np.int64)
-    present[lines - lo] = 1
-    rank = np.cumsum(present) - 1
-    return rank[lines - lo]
+    out = np.empty(lines.size, np.int64)
+    _rank_in_range(np.ascontiguousarray(lines, np.int64), np.int64(lo), np.int64(hi - lo + 1), out)
+    return out
+
+
+@njit(cache=True)
+def _rank_in_range(lines, lo, span, out):
+    """_dense_ids' table: which of the span lines from lo are present, their ranks, each line's rank. (In
+    numpy: two int64 tables of the span and two copies of the lines, 0.46 s of naive's 6.6 M at 8192.)"""
+    present = np.zeros(span, np.uint8)
+    for i in range(lines.shape[0]):
+        present[lines[i] - lo] = 1
+    rank = np.empty(span, np.int32)
+    r = -1
+    for j in range(span):
+        r += present[j]
+        rank[j] = r
+    for i in range(lines.shape[0]):
+        out[i] = rank[lines[i] - lo]
 
 
 def read_waits(op: np.ndarray, cls: np.ndarray, row_warp: np.ndarray, opcodes: list, table) -> np.ndarray:

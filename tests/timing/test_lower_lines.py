@@ -48,6 +48,13 @@ def test_each_load_gets_its_distinct_lines_ranked(monkeypatch, table_max):
     assert ptr.tolist() == ref_ptr.tolist() and ids.tolist() == ref_ids.tolist()
 
 
+@pytest.mark.parametrize("n, span", [(5000, 3000), (5000, 200_000), (1, 1)])
+def test_dense_ids_are_np_uniques_ranks(n, span):
+    """Lines ranked through the table (many for their range) and by np.unique (few) alike."""
+    lines = np.random.default_rng(n + span).integers(10**9, 10**9 + span, n)
+    assert L._dense_ids(lines).tolist() == np.unique(lines, return_inverse=True)[1].tolist()
+
+
 def test_a_hit_waits_for_the_latest_earlier_miss_on_its_lines():
     rng = np.random.default_rng(3)
     n, n_lines = 300, 12
