@@ -28,6 +28,9 @@ from gpusim.sass.listing import Instr, back_edges
 from gpusim.sass.loop_sampling import LoopSampling, _Group, _Loop
 from gpusim.sass.state import LOCAL_PHYS, LOCAL_TOP, LOCAL_WINDOW, GlobalMemory, State
 
+TRIALS_SKIP_DATA = True     # a loop sampler's trial leaves out the instructions whose results are data (_step)
+
+
 class Program:
     """A parsed SASS function with its handlers (built on first use) and loop structure."""
 
@@ -277,7 +280,14 @@ class CtaRun(LoopSampling):
         if on is lanes or on.any():
             if h.addr_regs and any(r in self.taint for r in h.addr_regs):
                 self.data_pcs.add(ins.pc)
-            addr = h.run(self.st, on)
+            if (self.st.dry and TRIALS_SKIP_DATA and kind == "alu" and h.writes
+                    and (data or (self.taint and any(r in self.taint for r in h.reads)))):
+                # a trial (loop_sampling) does not compute data: no path it tests reads any (a loop whose
+                # branches, guards or addresses do is not sampled), and the FP work of a tiled loop's
+                # trip was most of a trial's time; its memory instructions still run, for their addresses
+                pass
+            else:
+                addr = h.run(self.st, on)
             if h.space == "local":
                 data = self._local_taint(h, addr, on, ins)
                 addr = self._local_rows(addr, on, h.nbytes)

@@ -201,3 +201,25 @@ def test_joined_traces_are_the_concatenated_ones(kernel, size, window, lanes, mo
     assert row_end.tolist() == np.cumsum([len(t.rows) for t, _, _ in parts]).tolist()
     assert addr_end.tolist() == np.cumsum([t.addr.shape[0] for t, _, _ in parts]).tolist()
     assert info == [(n, loops) for _, n, loops in parts]
+
+
+@pytest.mark.parametrize("kernel,size,window", [("regtile2d", (512, 512, 1024), None),
+                                                ("regtile2d", (512, 512, 1024), 16),
+                                                ("smem2buf", (512, 512, 1024), 48),
+                                                ("softmax", (256, 2048, 1), None),
+                                                ("reduce_shfl", (512, 4096, 1), None)])
+def test_trials_that_leave_data_out_take_the_same_paths(kernel, size, window, monkeypatch):
+    """The loop sampler's trials skip the instructions whose results are data (no path they test reads
+    any): the sampled and window-cut traces, trips and notes are those of trials that compute them."""
+    from gpusim.sass import cta as C
+    M, N, K = size
+    spec = gpusim.kernel.get_kernel(kernel)
+    gx, gy, _ = _launch(spec, M, N, K)[0]
+    ctas = [((0, 0, 0), 3), ((gx - 1, gy - 1, 0), 1)]
+    kw = dict(sample_loops=window is None, window=window)
+    fast = _traces(kernel, M, N, K, ctas, monkeypatch, 4096, **kw)
+    monkeypatch.setattr(C, "TRIALS_SKIP_DATA", False)
+    full = _traces(kernel, M, N, K, ctas, monkeypatch, 4096, **kw)
+    for (a, na, la), (b, nb, lb) in zip(fast, full):
+        assert a.rows.tobytes() == b.rows.tobytes() and np.array_equal(a.addr, b.addr)
+        assert (na, la) == (nb, lb)
