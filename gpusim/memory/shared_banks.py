@@ -43,7 +43,7 @@ def _count(words: np.ndarray, group: np.ndarray, valid: np.ndarray):
     return out[0], out[1], out[2]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _count_rows(words, group, valid, out):
     """_count row by row: the row's (word, group) keys sorted, each distinct key counted on its word's
     bank, and the longest run of distinct keys of one word (the groups that read it). (numpy sorted and

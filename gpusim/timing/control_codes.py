@@ -305,7 +305,7 @@ def row_gaps(op: np.ndarray, warp_start: np.ndarray, opcodes: list, means: dict)
     return _gaps(np.ascontiguousarray(op, np.int64), np.ascontiguousarray(warp_start, np.int64), mean)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _gaps(op, warp_start, mean):
     """row_gaps warp by warp, a counter per opcode (a lexsort of every row by (warp, opcode) before: about
     3 % of the SGEMM ladder's prediction time)."""

@@ -249,7 +249,7 @@ def _load_lines(trace: Trace, take: np.ndarray, line_bytes: int, op=None, mem=No
     return np.r_[0, np.cumsum(counts)].astype(np.int64), _dense_ids(lines)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _row_lines(addr, mem, line_bytes, sel, counts, out):
     """For each selected row (its address row mem[i]): its distinct lines, ascending, appended to out;
     counts[sel[i]] their number. Returns how many were written. (numpy sorted every row's 32 lanes and
@@ -295,7 +295,7 @@ def _dense_ids(lines: np.ndarray) -> np.ndarray:
     return out
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _rank_in_range(lines, lo, span, out):
     """_dense_ids' table: which of the span lines from lo are present, their ranks, each line's rank. (In
     numpy: two int64 tables of the span and two copies of the lines, 0.46 s of naive's 6.6 M at 8192.)"""
@@ -336,7 +336,7 @@ def read_waits(op: np.ndarray, cls: np.ndarray, row_warp: np.ndarray, opcodes: l
     return out
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _claim_matches(hit, m, pairs, claimed, wid, mem, out):
     """read_waits' left-to-right claim of one block's matches (a loop over every match: in Python it took
     0.06 s of a 16-trip window of coalesced at 2048, here 0.004 s)."""
@@ -367,7 +367,7 @@ def fill_providers(level: np.ndarray, line_ptr: np.ndarray, line_id: np.ndarray,
     return out
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _providers(order, level, line_ptr, line_id, order_key, n_lines, out):
     """fill_providers' walk in the cache model's order: each line's latest miss so far; a hit takes, of
     its lines' latest misses, the latest (numpy sorted every (row, line) pair by line and order: 0.6-2.8 s

@@ -103,7 +103,7 @@ def pack_rows(cls, unit, lat, wf, sectors, lines, level, gap, line_ptr, dep, row
     return rows
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _fill_rows(rows, cls, unit, lat, wf, sectors, lines, level, gap, line_ptr, row_warp, op, bar_hold, dep,
                writeback, short_result, write_kind):
     """pack_rows' fill, a row at a time (numpy's column by column wrote each 64-B row 16 times: about a
