@@ -19,6 +19,8 @@ or addresses depend on loaded data, that diverges, or shows no period is run in 
 """
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from gpusim.errors import GpusimError, UnsupportedOperation
@@ -81,6 +83,20 @@ def _registers_used(instrs) -> int:
             if op.kind in ("R", "mem") and op.n != 255:
                 top = max(top, op.n)
     return min(256, top + 8)
+
+
+class _Columns(NamedTuple):
+    """A run's records as arrays (CtaRun._columns)."""
+    ex: np.ndarray          # (record, warp): the lanes that execute it, bits
+    on: np.ndarray          # (record, warp): the lanes its guard leaves on, bits
+    op: np.ndarray          # per record: opcode id
+    weight: np.ndarray
+    pc: np.ndarray          # byte offset
+    src: np.ndarray         # (record, 3): producer records, -1 none
+    is_mem: np.ndarray      # per record: it has addresses
+    slot: np.ndarray        # per record: its index among the memory records, -1 none
+    addr: np.ndarray | None     # (CTA, memory record, warp, lane)
+    alike: bool             # every CTA's warps ran the same records
 
 
 class NotUniform(Exception):
@@ -280,13 +296,12 @@ class CtaRun(LoopSampling):
         if on is lanes or on.any():
             if h.addr_regs and any(r in self.taint for r in h.addr_regs):
                 self.data_pcs.add(ins.pc)
-            if (self.st.dry and TRIALS_SKIP_DATA and kind == "alu" and h.writes
-                    and (data or (self.taint and any(r in self.taint for r in h.reads)))):
-                # a trial (loop_sampling) does not compute data: no path it tests reads any (a loop whose
-                # branches, guards or addresses do is not sampled), and the FP work of a tiled loop's
-                # trip was most of a trial's time; its memory instructions still run, for their addresses
-                pass
-            else:
+            # a trial (loop_sampling) does not compute data: no path it tests reads any (a loop whose
+            # branches, guards or addresses do is not sampled), and the FP work of a tiled loop's trip was
+            # most of a trial's time; its memory instructions still run, for their addresses
+            trial_data = (self.st.dry and TRIALS_SKIP_DATA and kind == "alu" and h.writes
+                          and (data or (self.taint and any(r in self.taint for r in h.reads))))
+            if not trial_data:
                 addr = h.run(self.st, on)
             if h.space == "local":
                 data = self._local_taint(h, addr, on, ins)
@@ -390,9 +405,8 @@ class CtaRun(LoopSampling):
         """The records sliced into warps: one row per (record, warp that executes it); one CTA's run."""
         return self.traces([cta], [1])[0]
 
-    def _columns(self):
-        """The records as arrays, what traces() and joined() slice into warp rows: (ex, on, op, weight, pc,
-        src, is-memory, memory slot, addresses (CTA, memory record, warp, lane), whether the CTAs ran alike)."""
+    def _columns(self) -> "_Columns":
+        """The records as arrays, what traces() and joined() slice into warp rows."""
         n = len(self.r_op)
         ex_all = np.stack(self.r_ex)
         on_all = np.stack(self.r_on)
@@ -415,33 +429,31 @@ class CtaRun(LoopSampling):
         # same warps, so their rows differ in the CTA, the lanes on, the weight and the addresses only
         ex_cta = ex_all.reshape(n, self.n_cta, self.Wc) != 0
         alike = bool((ex_cta == ex_cta[:, :1]).all())
-        return ex_all, on_all, op, wt, pc, src, mem_ids, slot, full, alike
+        return _Columns(ex_all, on_all, op, wt, pc, src, mem_ids, slot, full, alike)
 
-    def _template(self, cols, w0: int):
+    def _template(self, cols: "_Columns", w0: int):
         """The rows of the CTA whose warps start at w0, but for the CTA, lanes on and CTA weight; (rows,
         record of each row, warp, is-memory, index in on_all less w0)."""
         from gpusim.trace.trace import ROW_DTYPE
-        ex_all, _, op, wt, pc, src, mem_ids, _, _, _ = cols
-        ii, ww = np.nonzero(ex_all[:, w0:w0 + self.Wc])
+        ii, ww = np.nonzero(cols.ex[:, w0:w0 + self.Wc])
         rows = np.zeros(len(ii), ROW_DTYPE)
         rows["warp"] = ww
-        rows["op"] = op[ii]
-        rows["weight"] = wt[ii]
+        rows["op"] = cols.op[ii]
+        rows["weight"] = cols.weight[ii]
         rows["seq"] = ii
-        rows["pc"] = pc[ii]
-        rows["src0"], rows["src1"], rows["src2"] = src[ii, 0], src[ii, 1], src[ii, 2]
+        rows["pc"] = cols.pc[ii]
+        rows["src0"], rows["src1"], rows["src2"] = cols.src[ii, 0], cols.src[ii, 1], cols.src[ii, 2]
         rows["mem"] = -1
-        is_mem = mem_ids[ii]
+        is_mem = cols.is_mem[ii]
         rows["mem"][is_mem] = np.arange(int(is_mem.sum()))
         return rows, ii, ww, is_mem, ii * self.W + ww
 
-    def _addresses(self, cols, c, ii, ww, is_mem):
+    def _addresses(self, cols: "_Columns", c, ii, ww, is_mem):
         """CTA c's address rows, in the order of its memory rows."""
-        full, slot = cols[8], cols[7]
-        mine = full[c]
+        mine = cols.addr[c]
         if int(is_mem.sum()) == mine.shape[0] * self.Wc:     # every warp ran every memory record
             return mine.reshape(-1, 32)
-        return mine[slot[ii[is_mem]], ww[is_mem]]
+        return mine[cols.slot[ii[is_mem]], ww[is_mem]]
 
     def traces(self, cta_ids: list, weights: list) -> list:
         """One trace per CTA of the run (cta_ids: their ids in the trace, weights: each CTA's weight,
@@ -451,19 +463,18 @@ class CtaRun(LoopSampling):
             return [Trace(np.zeros(0, ROW_DTYPE), np.zeros((0, 32), np.int64), list(TABLE.ids))
                     for _ in cta_ids]
         cols = self._columns()
-        on_all, alike = cols[1], cols[9]
         shared = None
         out = []
         for c, (cta, weight) in enumerate(zip(cta_ids, weights)):
             w0 = c * self.Wc
-            if shared is None or not alike:
+            if shared is None or not cols.alike:
                 shared = self._template(cols, w0)
-                rows = shared[0].copy() if alike else shared[0]
-            else:                      # the CTAs ran alike: the rest filled once and copied (as bytes)
-                rows = shared[0].view(np.uint8).copy().view(ROW_DTYPE)
-            _, ii, ww, is_mem, flat = shared
+            tmpl, ii, ww, is_mem, flat = shared
+            # the CTAs ran alike: the rest is filled once and copied for each (as bytes: numpy copies a
+            # structured array field by field)
+            rows = tmpl.view(np.uint8).copy().view(ROW_DTYPE) if cols.alike else tmpl
             rows["cta"] = cta
-            rows["mask"] = on_all.reshape(-1)[flat + w0]
+            rows["mask"] = cols.on.reshape(-1)[flat + w0]
             if weight != 1:
                 rows["weight"] *= weight
             if not is_mem.any():
@@ -482,24 +493,23 @@ class CtaRun(LoopSampling):
         if k != self.n_cta:
             raise ValueError(f"{k} CTA ids for a run of {self.n_cta} CTAs")
         cols = self._columns() if len(self.r_op) else None
-        if cols is None or not cols[9]:
+        if cols is None or not cols.alike:
             parts = self.traces(cta_ids, weights)
             return (Trace.concat(parts), np.cumsum([len(t.rows) for t in parts]),
                     np.cumsum([t.addr.shape[0] for t in parts]))
-        on_all = cols[1]
         tmpl, ii, ww, is_mem, flat = self._template(cols, 0)
         n_rows, n_mem = len(tmpl), int(is_mem.sum())
         rows = np.empty((k, n_rows), ROW_DTYPE)
         rows.view(np.uint8).reshape(k, -1)[:] = tmpl.view(np.uint8)
         rows["cta"] = np.asarray(cta_ids, np.int32)[:, None]
-        rows["mask"] = on_all.reshape(-1)[flat[None, :] + (np.arange(k) * self.Wc)[:, None]]
+        rows["mask"] = cols.on.reshape(-1)[flat[None, :] + (np.arange(k) * self.Wc)[:, None]]
         rows["weight"] *= np.asarray(weights, np.int64)[:, None]
         if n_mem:
             rows["mem"][:, is_mem] += (np.arange(k, dtype=np.int32) * n_mem)[:, None]
-            if n_mem == cols[8].shape[1] * self.Wc:         # every warp ran every memory record
-                addr = cols[8].reshape(-1, 32)
+            if n_mem == cols.addr.shape[1] * self.Wc:         # every warp ran every memory record
+                addr = cols.addr.reshape(-1, 32)
             else:
-                addr = cols[8][:, cols[7][ii[is_mem]], ww[is_mem]].reshape(-1, 32)
+                addr = cols.addr[:, cols.slot[ii[is_mem]], ww[is_mem]].reshape(-1, 32)
         else:
             addr = np.zeros((0, 32), np.int64)
         ends = np.arange(1, k + 1, dtype=np.int64)
