@@ -168,6 +168,7 @@ def shipped_stamps() -> dict:
 # what a run needs compiled, by the number of variants (the engine's: waiter groups on, off, and a stall
 # log): the shipped copy's builder fails without them (gpusim/report/jit_build.py)
 REQUIRED = {"gpusim.timing.engine.run": 3, "gpusim.memory.cache._l1_run": 1, "gpusim.memory.cache._l2_tiles": 1,
+            "gpusim.memory.cache._sampled_bitmap": 1,
             "gpusim.timing.lower._claim_matches": 1, "gpusim.timing.rows._fill_rows": 1,
             "gpusim.timing.lower._row_lines": 1, "gpusim.timing.lower._rank_in_range": 1, "gpusim.timing.lower._providers": 1,
             "gpusim.memory.shared_banks._count_rows": 1, "gpusim.timing.control_codes._gaps": 1,

@@ -16,9 +16,9 @@ from gpusim.arch import GPU, get_arch
 from gpusim.errors import GpusimError
 from gpusim.estimate.simulate import _classes, array_bytes, simulate
 from gpusim.kernel.spec import get_kernel
-from gpusim.memory.cache import (L2_WAYS, LINE, SECTOR, _global_load_rows, _l2_tiles, _new_cache, _window_events,
-                                 l1_capacity_bytes, l1_simulate, l2_capacity_bytes, phased_schedule,
-                                 time_windows)
+from gpusim.memory.cache import (L2_WAYS, LINE, SECTOR, _global_load_rows, _l2_tiles, _new_cache, _sampled_bitmap,
+                                 _window_events, l1_capacity_bytes, l1_simulate, l2_capacity_bytes,
+                                 phased_schedule, time_windows)
 from gpusim.memory.stream import compulsory_l2, reach_sectors, writeback_fractions, written_back_sectors
 from gpusim.paths import device_dir
 
@@ -64,6 +64,10 @@ def measured_schedule(result, n_ctas: int, with_unit: bool = False):
     return (s / T, (e - s) / T, T) if with_unit else (s / T, (e - s) / T)
 
 
+# a stream that passes the arrays' lines this many times over or more looks each up in a bitmap of the
+# sampled ones (memory.cache._sampled_bitmap: one hash per line, then a bit per access), up to this many lines
+BITMAP_PASSES = 4
+BITMAP_MAX_LINES = 2**27
 L2_SPLIT_LINES = 4e6    # streams past this many line accesses run as two halves of the sampled sets at once
 
 
@@ -173,16 +177,25 @@ def l2_simulate(result, *, l2_bytes: int | None = None, schedule: str = "fluid",
     bl = {nm: result.bases[nm] // LINE for nm in "ABC"}
     c_rows, c_cls = c_pairs[:, 0].astype(np.int64).copy(), c_pairs[:, 1].astype(np.int64).copy()
 
+    # the arrays' lines, looked up in a bitmap of the sampled ones where the stream passes each many times
+    sizes = array_bytes(result.kernel, M, N, K)
+    lo = min(bl.values())
+    span = max(-(-(result.bases[nm] + sizes[nm]) // LINE) for nm in "ABC") - lo
+    bitmap = span * BITMAP_PASSES <= total and span <= BITMAP_MAX_LINES
+
     def run_part(part, parts):
         """The sampled sets s % parts == part: their own cache arrays and counts (_l2_tiles)."""
         tags, valid, stamp, nsets, ways = _new_cache(cap // sample, L2_WAYS)
+        bits = (_sampled_bitmap(lo, span, nsets * sample, sample.bit_length() - 1, parts, part) if bitmap
+                else np.zeros(0, np.uint8))
         fill_t = np.full(tags.shape[0] if W else 1, -np.inf)
         counts = tuple(np.zeros((nb, 3), np.int64) for _ in range(3))
         _l2_tiles(i, c, t, mode, blk, float(W), nchunks, gx,
                   a_rows, bl["A"], K * 4 // LINE, steps["a"][0], steps["a"][1],
                   b_cls, bl["B"], N * 4 // LINE, steps["b"][0], steps["b"][1], K,
                   c_rows, c_cls, bl["C"], N * 4 // LINE, steps["cr"][0], steps["cr"][1], steps["cc"][0],
-                  steps["cc"][1], tags, valid, stamp, fill_t, nsets, ways, sample, *counts, part, parts)
+                  steps["cc"][1], tags, valid, stamp, fill_t, nsets, ways, sample, *counts, part, parts,
+                  bits, lo)
         return counts
     b_acc, b_miss, b_pend = _split_sets(run_part, total)
     # each counted block stands for `weight` blocks (1 each where every event was simulated)

@@ -235,6 +235,27 @@ def _sampled_set(line, n_all, inv, shift, parts, part):
     return st
 
 
+@njit(cache=True, nogil=True)
+def _sampled_bitmap(lo, n, n_all, shift, parts, part):
+    """One bit per line lo .. lo + n - 1: whether _sampled_set takes it (this part's sampled sets). Built
+    once where a stream passes each line many times: most lines of a sampled stream are not simulated, and
+    a bit costs a fifth of the hash that tells so."""
+    inv = 1.0 / n_all
+    bits = np.zeros((n + 7) >> 3, np.uint8)
+    for k in range(n):
+        if _sampled_set(lo + k, n_all, inv, shift, parts, part) >= 0:
+            bits[k >> 3] |= np.uint8(1 << (k & 7))
+    return bits
+
+
+@njit(cache=True, inline="always")
+def _not_sampled(line, bits, lo):
+    """Whether _sampled_bitmap's bits (of lines lo .. lo + 8 * bits.size - 1) rule the line out; False
+    for a line outside them (then _sampled_set decides)."""
+    k = line - lo
+    return k >= 0 and k < bits.shape[0] * 8 and (bits[k >> 3] & (1 << (k & 7))) == 0
+
+
 @njit(cache=True, inline="always")
 def _l2_line(line, st, tags, valid, stamp, ways, clock, te, W, fill_t, q, out_acc, out_miss, out_pend):
     """One whole-line access at schedule time te to the set-sampled L2 (_access's LRU, in one scan of
@@ -275,12 +296,14 @@ def _l2_line(line, st, tags, valid, stamp, ways, clock, te, W, fill_t, q, out_ac
 def _l2_tiles(ev_cta, ev_chunk, ev_t, ev_mode, ev_blk, W, nchunks, gx, a_rows, a_line0, a_row_lines, a_dx, a_dy,
               b_cls, b_line0, b_row_lines, b_dx, b_dy, K,
               c_rows, c_cls, c_line0, c_row_lines, c_rdx, c_rdy, c_cdx, c_cdy,
-              tags, valid, stamp, fill_t, nsets, ways, sample, blk_acc, blk_miss, blk_pend, part, parts):
+              tags, valid, stamp, fill_t, nsets, ways, sample, blk_acc, blk_miss, blk_pend, part, parts,
+              bits, bits_lo):
     """ev_mode per event: 0 skipped, 1 simulated to warm the cache (not counted), 2 simulated and
     counted in its block's row of blk_* (l2_simulate's time windows). sample: a power of two. part, parts
     (a power of two): only the sampled sets s with s % parts == part (a set's LRU depends on its own
     accesses alone, so the parts can run on threads of their own, each with its own cache arrays and
-    counts, and add up to the whole)."""
+    counts, and add up to the whole). bits: _sampled_bitmap(bits_lo, ...) of this part, or empty (every
+    line hashed)."""
     clock = 0
     n_all = nsets * sample
     inv = 1.0 / n_all
@@ -306,6 +329,8 @@ def _l2_tiles(ev_cta, ev_chunk, ev_t, ev_mode, ev_blk, W, nchunks, gx, a_rows, a
             for q in range(a_rows.shape[0]):
                 row = a_rows[q] + bx * a_dx + by * a_dy
                 line = a_line0 + row * a_row_lines + c
+                if _not_sampled(line, bits, bits_lo):
+                    continue
                 st = _sampled_set(line, n_all, inv, shift, parts, part)
                 if st < 0:
                     continue
@@ -318,6 +343,8 @@ def _l2_tiles(ev_cta, ev_chunk, ev_t, ev_mode, ev_blk, W, nchunks, gx, a_rows, a
                     break
                 for q in range(b_cls.shape[0]):
                     line = b_line0 + k * b_row_lines + b_cls[q] + bx * b_dx + by * b_dy
+                    if _not_sampled(line, bits, bits_lo):
+                        continue
                     st = _sampled_set(line, n_all, inv, shift, parts, part)
                     if st < 0:
                         continue
@@ -328,6 +355,8 @@ def _l2_tiles(ev_cta, ev_chunk, ev_t, ev_mode, ev_blk, W, nchunks, gx, a_rows, a
             for q in range(c_rows.shape[0]):
                 row = c_rows[q] + bx * c_rdx + by * c_rdy
                 line = c_line0 + row * c_row_lines + c_cls[q] + bx * c_cdx + by * c_cdy
+                if _not_sampled(line, bits, bits_lo):
+                    continue
                 st = _sampled_set(line, n_all, inv, shift, parts, part)
                 if st < 0:
                     continue

@@ -398,6 +398,40 @@ def test_set_sampling_takes_powers_of_two_and_halves_add_up(monkeypatch):
         assert halves[k] == whole[k], k
 
 
+def test_sampled_bitmap_marks_the_lines_the_hash_samples():
+    """_sampled_bitmap's bit k says whether _sampled_set takes line lo + k, per part."""
+    from numba import njit
+
+    @njit
+    def hashed(lo, n, n_all, shift, parts, part):
+        out = np.zeros(n, np.bool_)
+        for k in range(n):
+            out[k] = C._sampled_set(lo + k, n_all, 1.0 / n_all, shift, parts, part) >= 0
+        return out
+    lo, n, n_all = 7 * 2**28 + 13, 50_003, 1920 * 8
+    for parts, part in ((1, 0), (2, 0), (2, 1)):
+        bits = C._sampled_bitmap(lo, n, n_all, 3, parts, part)
+        got = np.unpackbits(bits, bitorder="little")[:n].astype(bool)
+        want = hashed(lo, n, n_all, 3, parts, part)
+        assert 0 < want.sum() < n and (got == want).all()
+
+
+@pytest.mark.parametrize("kernel", ["coalesced", "regtile2d"])
+def test_l2_counts_are_the_same_with_and_without_the_bitmap(kernel, monkeypatch):
+    """A stream that passes its lines many times looks them up in the bitmap; the counts are the hash's."""
+    r = gpusim.simulate(kernel, 1024, mode="sampled", keep_trace=True)
+    monkeypatch.setattr(CM, "BITMAP_PASSES", 1)
+    used = []
+    orig = CM._sampled_bitmap
+    monkeypatch.setattr(CM, "_sampled_bitmap", lambda *a: used.append(a) or orig(*a))
+    with_bits = CM.l2_simulate(r, sample=2)
+    assert used
+    monkeypatch.setattr(CM, "BITMAP_MAX_LINES", 0)
+    without = CM.l2_simulate(r, sample=2)
+    for k in ("line_accesses", "line_misses", "line_pending"):
+        assert with_bits[k] == without[k], k
+
+
 def test_l1_simulate_reads_the_rows_it_is_given_in_their_order():
     """rows= runs addr[rows] in that order without gathering them: the same counts as the gathered rows."""
     rng = np.random.default_rng(3)
