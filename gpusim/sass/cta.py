@@ -99,6 +99,31 @@ class _Columns(NamedTuple):
     alike: bool             # every CTA's warps ran the same records
 
 
+class _JoinPart(NamedTuple):
+    """A run's part of a joined trace (CtaRun.join_part): its rows, its address rows, each CTA's end in
+    both, and fill(rows, addr, mem0), writing it into rows and addr (arrays of those sizes) with its memory
+    rows pointing past the mem0 address rows before it."""
+    n_rows: int
+    n_mem: int
+    row_ends: np.ndarray
+    addr_ends: np.ndarray
+    fill: object
+
+    @staticmethod
+    def of_traces(parts: list) -> "_JoinPart":
+        """The part of CTAs traced one by one (traces()): their rows and addresses copied in order."""
+        row_ends = np.cumsum([0] + [len(t.rows) for t in parts], dtype=np.int64)
+        addr_ends = np.cumsum([0] + [t.addr.shape[0] for t in parts], dtype=np.int64)
+
+        def fill(rows_out, addr_out, mem0):
+            for t, r0, r1, a0, a1 in zip(parts, row_ends, row_ends[1:], addr_ends, addr_ends[1:]):
+                rows_out[r0:r1].view(np.uint8)[:] = np.ascontiguousarray(t.rows).view(np.uint8).reshape(-1)
+                mem = rows_out["mem"][r0:r1]
+                mem[mem >= 0] += mem0 + a0
+                addr_out[a0:a1] = t.addr
+        return _JoinPart(int(row_ends[-1]), int(addr_ends[-1]), row_ends[1:], addr_ends[1:], fill)
+
+
 class NotUniform(Exception):
     """CTAs run side by side stopped executing alike (gpusim.sass.frontend then runs them one by one)."""
 
@@ -405,8 +430,9 @@ class CtaRun(LoopSampling):
         """The records sliced into warps: one row per (record, warp that executes it); one CTA's run."""
         return self.traces([cta], [1])[0]
 
-    def _columns(self) -> "_Columns":
-        """The records as arrays, what traces() and joined() slice into warp rows."""
+    def _columns(self, stack: bool = True) -> "_Columns":
+        """The records as arrays, what traces() and joined() slice into warp rows (stack=False: without the
+        addresses, addr None; _stack_addresses makes them where they are to go)."""
         n = len(self.r_op)
         ex_all = np.stack(self.r_ex)
         on_all = np.stack(self.r_on)
@@ -423,13 +449,17 @@ class CtaRun(LoopSampling):
         slot[which] = np.arange(len(which))
         # CTA-major (CTA, memory record, warp, lane): a CTA whose warps all ran every memory record takes
         # its block as it is, a view, not a gather of its rows
-        full = (np.stack([self.r_addr[i].reshape(self.n_cta, self.Wc, 32) for i in which], axis=1)
-                if len(which) else None)
+        full = self._stack_addresses(which) if stack and len(which) else None
         # side by side the CTAs execute alike (NotUniform otherwise): each runs the same records in the
         # same warps, so their rows differ in the CTA, the lanes on, the weight and the addresses only
         ex_cta = ex_all.reshape(n, self.n_cta, self.Wc) != 0
         alike = bool((ex_cta == ex_cta[:, :1]).all())
         return _Columns(ex_all, on_all, op, wt, pc, src, mem_ids, slot, full, alike)
+
+    def _stack_addresses(self, which, out=None):
+        """The memory records `which`'s addresses CTA-major, (CTA, memory record, warp, lane), into out
+        where given (an array of that shape)."""
+        return np.stack([self.r_addr[i].reshape(self.n_cta, self.Wc, 32) for i in which], axis=1, out=out)
 
     def _template(self, cols: "_Columns", w0: int):
         """The rows of the CTA whose warps start at w0, but for the CTA, lanes on and CTA weight; (rows,
@@ -489,28 +519,37 @@ class CtaRun(LoopSampling):
         where the CTAs ran alike (no trace per CTA, no second copy); with each CTA's end in its rows and
         in its addresses."""
         from gpusim.trace.trace import ROW_DTYPE, Trace
+        part = self.join_part(cta_ids, weights)
+        rows, addr = np.empty(part.n_rows, ROW_DTYPE), np.empty((part.n_mem, 32), np.int64)
+        part.fill(rows, addr, 0)
+        return Trace(rows, addr, list(TABLE.ids), costed=False), part.row_ends, part.addr_ends
+
+    def join_part(self, cta_ids: list, weights: list) -> "_JoinPart":
+        """The run's part of a joined trace (joined, frontend.run_ctas_joined): its size, and what writes it
+        into the rows and address rows a caller has for it (one buffer for several runs: no concatenation)."""
         k = len(cta_ids)
         if k != self.n_cta:
             raise ValueError(f"{k} CTA ids for a run of {self.n_cta} CTAs")
-        cols = self._columns() if len(self.r_op) else None
+        cols = self._columns(stack=False) if len(self.r_op) else None
         if cols is None or not cols.alike:
-            parts = self.traces(cta_ids, weights)
-            return (Trace.concat(parts), np.cumsum([len(t.rows) for t in parts]),
-                    np.cumsum([t.addr.shape[0] for t in parts]))
+            return _JoinPart.of_traces(self.traces(cta_ids, weights))
         tmpl, ii, ww, is_mem, flat = self._template(cols, 0)
         n_rows, n_mem = len(tmpl), int(is_mem.sum())
-        rows = np.empty((k, n_rows), ROW_DTYPE)
-        rows.view(np.uint8).reshape(k, -1)[:] = tmpl.view(np.uint8)
-        rows["cta"] = np.asarray(cta_ids, np.int32)[:, None]
-        rows["mask"] = cols.on.reshape(-1)[flat[None, :] + (np.arange(k) * self.Wc)[:, None]]
-        rows["weight"] *= np.asarray(weights, np.int64)[:, None]
-        if n_mem:
-            rows["mem"][:, is_mem] += (np.arange(k, dtype=np.int32) * n_mem)[:, None]
-            if n_mem == cols.addr.shape[1] * self.Wc:         # every warp ran every memory record
-                addr = cols.addr.reshape(-1, 32)
-            else:
-                addr = cols.addr[:, cols.slot[ii[is_mem]], ww[is_mem]].reshape(-1, 32)
-        else:
-            addr = np.zeros((0, 32), np.int64)
         ends = np.arange(1, k + 1, dtype=np.int64)
-        return (Trace(rows.reshape(-1), addr, list(TABLE.ids), costed=False), ends * n_rows, ends * n_mem)
+        which = np.flatnonzero(cols.is_mem)
+
+        def fill(rows_out, addr_out, mem0):
+            rows = rows_out.reshape(k, n_rows)
+            rows.view(np.uint8)[:] = tmpl.view(np.uint8)
+            rows["cta"] = np.asarray(cta_ids, np.int32)[:, None]
+            rows["mask"] = cols.on.reshape(-1)[flat[None, :] + (np.arange(k) * self.Wc)[:, None]]
+            rows["weight"] *= np.asarray(weights, np.int64)[:, None]
+            if not n_mem:
+                return
+            rows["mem"][:, is_mem] += (mem0 + np.arange(k, dtype=np.int64) * n_mem).astype(np.int32)[:, None]
+            if n_mem == len(which) * self.Wc:         # every warp ran every memory record: stacked in place
+                self._stack_addresses(which, addr_out.reshape(k, len(which), self.Wc, 32))
+            else:
+                full = self._stack_addresses(which)
+                addr_out[:] = full[:, cols.slot[ii[is_mem]], ww[is_mem]].reshape(-1, 32)
+        return _JoinPart(k * n_rows, k * n_mem, ends * n_rows, ends * n_mem, fill)

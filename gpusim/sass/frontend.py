@@ -12,12 +12,13 @@ import struct
 
 import numpy as np
 
+from gpusim.kernel.opcodes import TABLE
 from gpusim.sass.compile import kernel_sass
 from gpusim.sass.cta import CtaRun, NotUniform, Program
 from gpusim.sass.loop_sampling import SynthesisMismatch
 from gpusim.sass.state import Allocation, GlobalMemory
 from gpusim.sass.listing import parse_listing
-from gpusim.trace.trace import Trace
+from gpusim.trace.trace import ROW_DTYPE, Trace
 
 PARAM_BASE = 0x210
 SGEMM_ARGS = (("M", "i32"), ("N", "i32"), ("K", "i32"), ("alpha", "f32"), ("A", "ptr"), ("B", "ptr"),
@@ -127,15 +128,19 @@ def run_ctas_joined(prog: Program, grid, block, ctas: list, mem: GlobalMemory, p
     parts, info = [], []
     for run, ids, weights in _runs(prog, grid, block, ctas, mem, problem, bases, first_id, sample_loops,
                                    window, args, progress):
-        parts.append(run.joined(ids, weights))
+        parts.append(run.join_part(ids, weights))
         info += [(run.notes, run.loop_trips)] * len(ids)
-    if len(parts) == 1:
-        return (*parts[0], info)
-    rows_at = np.cumsum([0] + [len(t.rows) for t, _, _ in parts[:-1]])
-    addr_at = np.cumsum([0] + [t.addr.shape[0] for t, _, _ in parts[:-1]])
-    return (Trace.concat([t for t, _, _ in parts]),
-            np.concatenate([e + r0 for (_, e, _), r0 in zip(parts, rows_at)]),
-            np.concatenate([e + a0 for (_, _, e), a0 in zip(parts, addr_at)]), info)
+    # every run's part written into one trace's arrays (a trace per run, then their concatenation, copied
+    # each row and address twice)
+    rows_at = np.cumsum([0] + [p.n_rows for p in parts])
+    addr_at = np.cumsum([0] + [p.n_mem for p in parts])
+    rows, addr = np.empty(int(rows_at[-1]), ROW_DTYPE), np.empty((int(addr_at[-1]), 32), np.int64)
+    for p, r0, r1, a0, a1 in zip(parts, rows_at, rows_at[1:], addr_at, addr_at[1:]):
+        p.fill(rows[r0:r1], addr[a0:a1], int(a0))
+    return (Trace(rows, addr, list(TABLE.ids), costed=False),
+            np.concatenate([p.row_ends + r0 for p, r0 in zip(parts, rows_at)]) if parts else np.zeros(0, np.int64),
+            np.concatenate([p.addr_ends + a0 for p, a0 in zip(parts, addr_at)]) if parts else np.zeros(0, np.int64),
+            info)
 
 
 def run_cta(prog: Program, grid, block, bidx, weight, mem: GlobalMemory, problem, bases, cta_id: int,

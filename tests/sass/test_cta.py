@@ -175,12 +175,13 @@ def test_the_trimmed_register_file_runs_as_the_whole_one(kernel, monkeypatch):
 
 @pytest.mark.parametrize("kernel,size,window,lanes", [("regtile2d", (512, 512, 1024), 16, 4096),
                                                       ("regtile2d", (512, 512, 1024), None, 1),
+                                                      ("regtile2d", (512, 512, 1024), 48, 512),
                                                       ("transpose_pad", (256, 256, 1), None, 4096),
                                                       ("naive", (37, 45, 23), None, 4096)])
 def test_joined_traces_are_the_concatenated_ones(kernel, size, window, lanes, monkeypatch):
     """run_ctas_joined's one trace (made in place for CTAs run side by side) has the rows and addresses of
-    run_ctas' traces concatenated, and each CTA's ends; for CTAs run side by side, one by one, and a ragged
-    launch whose CTAs part."""
+    run_ctas' traces concatenated, and each CTA's ends; for CTAs run side by side, one by one, two to a run
+    (the runs' parts written into one buffer), and a ragged launch whose CTAs part."""
     from gpusim.trace.trace import Trace
     M, N, K = size
     spec = gpusim.kernel.get_kernel(kernel)
