@@ -124,7 +124,22 @@ class Prediction:
                 "windows": list(self.windows), "memory_levels": self.memory_levels, "notes": self.notes}
 
 
-def _time(trace: Trace, gpu: GPU, levels: _Levels, active_sms: int, ptxas=None, not_issued: bool = False,
+def sharing_sms(result, gpu: GPU) -> float:
+    """How many SMs' worth of demand the chip's L2, DRAM and L2-write bandwidths are shared among, as the
+    busiest SM sees it (the engine gives that SM 1/this of each). Every SM of the launch, as a rule. A
+    launch of one round whose CTAs do not spread evenly (1024 CTAs on 132 SMs: 100 SMs hold 8, 32 hold 7)
+    is the exception: an SM draws on the chip-wide bandwidths in proportion to its CTAs' requests, so the
+    SMs finish together and the busiest SM's share is its CTAs over the grid's, G / (its CTAs) SMs'
+    worth (traces/hw/h200/ctasched/: sgemv and softmax at 4096, DRAM-bound, their SMs of 4 and of 3 CTAs
+    finish within 1 % of each other; per SM the same, they would finish a third apart)."""
+    G = int(np.prod(result.grid))
+    per_sm = -(-G // gpu.sm_count)
+    if 1 < per_sm <= max(1, result.occupancy.blocks_per_sm):
+        return G / per_sm
+    return float(min(G, gpu.sm_count))
+
+
+def _time(trace: Trace, gpu: GPU, levels: _Levels, active_sms: float, ptxas=None, not_issued: bool = False,
           log_states: int = 0, groups: bool | None = None):
     """ptxas: (stall counts, scoreboards, read barriers, FP32 register reads) of the kernel's SASS
     (control_codes, register_banks), None for none. log_states: stall intervals to keep (simulate_sm).
@@ -135,7 +150,7 @@ def _time(trace: Trace, gpu: GPU, levels: _Levels, active_sms: int, ptxas=None, 
                        not_issued=not_issued, log_states=log_states, groups=groups)
 
 
-def _start(trace: Trace, gpu: GPU, levels: _Levels, active_sms: int, ptxas=None, not_issued: bool = False,
+def _start(trace: Trace, gpu: GPU, levels: _Levels, active_sms: float, ptxas=None, not_issued: bool = False,
            groups: bool | None = None, slots: int | None = None, jobs: dict | None = None) -> Future:
     """_time's run split in two: the loads' memory levels found here, the lowering and the engine's run
     (nogil) in the helper thread, beside the next window's front-end; a Future of simulate_sm's
@@ -215,8 +230,7 @@ def _round_started(result, gpu: GPU, r: int, levels: _Levels, windows=(W1, W2), 
     bidx = _resident(result, gpu, r)
     more = _resident(result, gpu, ahead) if ahead > r else None
     grp = _groups(result, gpu)
-    gx, gy, gz = result.grid
-    n_sm = min(gx * gy * gz, gpu.sm_count)       # SMs sharing the L2 and DRAM bandwidth
+    n_sm = sharing_sms(result, gpu)
 
     def whole(f, trips):
         def finish():
@@ -288,8 +302,7 @@ def _steady_started(result, gpu: GPU, r: int, count: int, levels: _Levels, sync,
     _cyc_s, _v_s, trips, per_trip, t1, _bidx, _ops_s, t2 = sync
     g1, g2 = _chain_gens(count)
     grp = _groups(result, gpu)
-    gx, gy, gz = result.grid
-    n_sm = min(gx * gy * gz, gpu.sm_count)
+    n_sm = sharing_sms(result, gpu)
     wins = (None,) if (full or per_trip is None) else tuple(windows)
     by_window = {}          # (runs by CTAs a slot, trips recorded) per window
     # the longest run first (the last window, the most CTAs a slot): the helper starts on it while this
@@ -337,8 +350,7 @@ def _longest_first(result, gpu: GPU, r: int, count: int, levels: _Levels, window
     w2 = windows[-1]
     if getattr(result, "frontend", "python") != "sass" or getattr(result, "loop_trips", 0) <= w2:
         return
-    gx, gy, gz = result.grid
-    n_sm = min(gx * gy * gz, gpu.sm_count)
+    n_sm = sharing_sms(result, gpu)
     ctas, slots = (r * _chain_gens(count)[1], r) if count >= 2 else (r, None)
     tr, _, _ = window_trace(result, _resident(result, gpu, ctas), w2)
     _start(tr, gpu, levels, n_sm, ptxas, not_issued, groups=_groups(result, gpu), slots=slots, jobs=jobs)
@@ -363,9 +375,8 @@ def first_round_probe(result, gpu: GPU, r: int, ptxas=None) -> tuple[list, float
     Returns (those fractions, a first estimate of the round's duration in ns: the window's cycles
     scaled to the round's trips, the L2 model's time unit for its pending hits)."""
     bidx = _resident(result, gpu, r)
-    gx, gy, gz = result.grid
     tr, trips = build_window(result, bidx, W0)
-    t = _time(tr, gpu, _Levels(result, gpu, True, l2_hits_only=True), min(gx * gy * gz, gpu.sm_count), ptxas,
+    t = _time(tr, gpu, _Levels(result, gpu, True, l2_hits_only=True), sharing_sms(result, gpu), ptxas,
               groups=_groups(result, gpu))
     fin = [float(t.warp_retire[t.warps[:, 0] == c].max()) for c in np.unique(t.warps[:, 0])]
     last = max(fin) or 1.0
@@ -675,7 +686,7 @@ def _predict_at(result, gpu: GPU, *, levels: bool = True, windows=(W1, W2),
     time_ms = total_cycles / (gpu.sm_clock_max_mhz * 1e3) + gpu.launch_overhead_us / 1e3
     return Prediction(result.kernel, result.M, result.N, result.K, time_ms, total_cycles, m, stalls, rounds,
                       per_sm, tuple(windows), src, notes, op_states,
-                      {"levels": levels_fn, "ptxas": ptxas, "active_sms": min(G, gpu.sm_count), "gpu": gpu})
+                      {"levels": levels_fn, "ptxas": ptxas, "active_sms": sharing_sms(result, gpu), "gpu": gpu})
 
 
 __all__ = ["predict", "prediction_levels", "ptxas_facts", "lowered_round", "Prediction", "Round", "plan_rounds", "time_round", "build_window", "W1", "W2",

@@ -199,7 +199,7 @@ def run(warp_start, warp_smsp, warp_cta, cta_warp_start, smsp_warps, smsp_start,
             cycles = wp.finish[w]
     # the SM's share of DRAM is still busy with the write-backs of its stores: the CTAs that follow on this
     # SM (the next round) find it so, and their loads wait behind them; a round ends when both are done
-    drain = drain_cycles(mp)
+    drain = drain_cycles(mp, cfg.level_lat[2])
     if drain > cycles:
         cycles = drain
     return cycles, b.counts, issue_cycle, wp.finish, counters, b.op_counts, b.lat_counts, n_log, sb_.ready, launch

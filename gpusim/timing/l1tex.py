@@ -235,7 +235,7 @@ def l1tex_stage(x, q, sb_, mp, t, wake, g, lv, fetch, miss_wait, rows, line_id, 
                     fill_at = memory_path.fill_landing(mp, r, rows, line_id)
             else:
                 done = memory_path.store(mp, r, t, sec, t + cfg.l1_cpl * n, rows, cfg.write_fp, cfg.sector_bytes,
-                                         cfg.dram_write_share, cfg.write_l2_share)
+                                         cfg.dram_write_share, cfg.write_l2_share, cfg.level_lat[2])
             rdy = max(done, fill_at)
             sb_.ready[r] = rdy
             # the entry counts until the data returns (at_return): for a hit on a line still on its way,

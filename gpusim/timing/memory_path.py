@@ -3,6 +3,11 @@
 An L1 miss takes its bytes through the SM's share of the chip's L2 bandwidth (no more than the L2->L1
 port, fill_bytes a cycle) and a DRAM miss also through its share of the DRAM bandwidth: in-order servers in
 1/FP-cycle units; the data is ready at the later of its level's latency and the servers' completion. The
+DRAM server sits on the request's way, not beside it: it keeps its times as the data's arrivals, so a
+request finds it no sooner than its own latency less its bytes' time (a lone request takes the latency,
+which holds its own bytes' time; a run of them the latency and then the bytes' time each). A launch that
+streams from DRAM from its first request pays the latency once before the bytes flow
+(micro/bandwidth_rows.json: a one-round 64 MB read takes 1.3-2 us more than the bandwidth alone). The
 engine keeps, per line, when its last fill from L2/DRAM lands: an L1 hit on a line still on its way gets its
 data then (the cache model decides hit or miss in program order). A global store's sectors go to the L2 at
 the SM's share of its write rate (by how they fill their sectors: whole, part of several of a line, one per
@@ -43,7 +48,8 @@ def fetch(mp, r, t, lv, sec, done, rows, line_id, counters, sector_bytes, fill_b
     mp.reg[M_FILL] = max(mp.reg[M_FILL], t * FP) + fill
     done_fp = max(done * FP, mp.reg[M_FILL])
     if lv == 2:
-        mp.reg[M_DRAM] = max(mp.reg[M_DRAM], t * FP) + nbytes * FP * FP // dram_share
+        serve = nbytes * FP * FP // dram_share
+        mp.reg[M_DRAM] = max(mp.reg[M_DRAM], done * FP - serve) + serve
         done_fp = max(done_fp, mp.reg[M_DRAM])
     done = (done_fp + FP - 1) // FP
     counters[K_FILL_BUSY] += fill // FP
@@ -69,10 +75,10 @@ def fill_landing(mp, r, rows, line_id):
 
 
 @njit(cache=True, inline="always", error_model="numpy")
-def store(mp, r, t, sec, done, rows, write_fp, sector_bytes, dram_write_share, l2_share):
+def store(mp, r, t, sec, done, rows, write_fp, sector_bytes, dram_write_share, l2_share, dram_lat):
     """A global store r of sec sectors taken at t, done at L1TEX by done: when the L2 has taken its sectors;
     l2_share > 0: its bytes also take the L2 server the reads' fills go through (the loads behind them
-    wait); a write-back's bytes go on the DRAM server."""
+    wait); a write-back's bytes go on the DRAM server, a DRAM latency (dram_lat) on, as the reads' do."""
     if l2_share > 0:
         mp.reg[M_FILL] = max(mp.reg[M_FILL], t * FP) + sec * sector_bytes * FP * FP // l2_share
     if write_fp[0] > 0:
@@ -80,14 +86,16 @@ def store(mp, r, t, sec, done, rows, write_fp, sector_bytes, dram_write_share, l
         mp.reg[M_WRITE] = max(mp.reg[M_WRITE], t * FP) + sec * write_fp[kind]
         done = max(done, (mp.reg[M_WRITE] + FP - 1) // FP)
     if (rows[r, R_FLAGS] & F_WRITEBACK) != 0 and dram_write_share > 0:
-        mp.reg[M_DRAM] = max(mp.reg[M_DRAM], t * FP) + sec * sector_bytes * FP * FP // dram_write_share
+        mp.reg[M_DRAM] = max(mp.reg[M_DRAM], (t + dram_lat) * FP) + sec * sector_bytes * FP * FP // dram_write_share
     return done
 
 
 @njit(cache=True, inline="always", error_model="numpy")
-def drain_cycles(mp):
-    """The cycle the SM's share of DRAM and of the L2's write rate is done with what it was given."""
-    return (max(mp.reg[M_DRAM], mp.reg[M_WRITE]) + FP - 1) // FP
+def drain_cycles(mp, dram_lat):
+    """The cycle the SM's share of DRAM and of the L2's write rate is done with what it was given (the DRAM
+    server's times are its data's arrivals, a latency after the requests: a read sent a DRAM latency
+    before it frees waits for nothing)."""
+    return (max(mp.reg[M_DRAM] - dram_lat * FP, mp.reg[M_WRITE]) + FP - 1) // FP
 
 
 guard_cache(globals(), unit_sources())     # stamped by every unit's source, guarded, seeded (gpusim.jit)

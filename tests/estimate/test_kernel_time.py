@@ -351,3 +351,21 @@ def test_the_longest_run_first_changes_the_order_only(monkeypatch):
     plain = predict(gpusim.simulate("naive", 1024, 512, 1024, keep_trace=True))
     assert json.dumps(first.to_json(), sort_keys=True) == json.dumps(plain.to_json(), sort_keys=True)
     assert n_first == len(runs)
+
+
+def test_one_round_launches_share_the_chip_by_their_ctas():
+    """sharing_sms: every SM of a launch of several rounds, or of one CTA an SM; in one round whose CTAs
+    spread unevenly, the grid's CTAs over the busiest SM's (traces/hw/h200/ctasched/: such SMs finish
+    together where a chip-wide bandwidth binds)."""
+    from types import SimpleNamespace
+    from gpusim.estimate.kernel_time import sharing_sms
+    gpu = gpusim.get_arch("h200")
+
+    def launch(ctas, per_sm):
+        return SimpleNamespace(grid=(ctas, 1, 1), occupancy=SimpleNamespace(blocks_per_sm=per_sm))
+    assert sharing_sms(launch(1024, 8), gpu) == 128.0      # 100 SMs of 8, 32 of 7
+    assert sharing_sms(launch(512, 8), gpu) == 128.0       # 116 of 4, 16 of 3
+    assert sharing_sms(launch(264, 8), gpu) == 132.0       # even: 2 each
+    assert sharing_sms(launch(64, 8), gpu) == 64.0         # one CTA an SM, 64 SMs
+    assert sharing_sms(launch(4096, 8), gpu) == 132.0      # several rounds
+    assert sharing_sms(launch(1024, 4), gpu) == 132.0
