@@ -216,13 +216,15 @@ def test_global_load_l2_hit():
 def test_global_load_bandwidth_and_dram_hook():
     """Two 32-sector loads (warps on SMSPs 0 and 1), both from DRAM via the level hook:
     latency round(335 ns * 1.98 GHz) = 663. Warp 0's: L1TEX 0-1, fill server busy 0-8, ready
-    max(0+1+663, 8) = 664. Warp 1's: L1TEX 2-3, fill server 8-16, ready max(2+1+663, 16) = 666.
-    The servers limit throughput, not latency: a 1000 B/cycle fill would still give 664/666."""
+    max(0+1+663, 8) = 664. Warp 1's: L1TEX 2-3, fill server 8-16; the DRAM server sits on the way
+    (its times the data's arrivals, 8 cycles a KB at the 128 B/cycle cap): its bytes follow warp 0's,
+    ready max(2+1+663, 664 + 8) = 672. A lone load takes the latency; a second right behind it, its
+    bytes' time more."""
     t = make_trace([row(0, "LDG.E", 0, sectors=32), row(0, "FFMA", 1, (0,)),
                     row(1, "LDG.E", 0, sectors=32), row(1, "FFMA", 1, (0,))])
     res = simulate_sm(t, ARCH, global_level=np.full(len(t), LEVEL_DRAM))
-    assert res.issue_cycle.tolist() == [0, 664, 0, 666]
-    assert res.cycles == 667
+    assert res.issue_cycle.tolist() == [0, 664, 0, 672]
+    assert res.cycles == 673
     check_invariants(res)
 
 
