@@ -141,10 +141,14 @@ def test_stream_latency_under_light_load(row):
 
 def test_the_idle_chase_latency_misses_the_streams():
     """With the idle pointer chase's DRAM latency (micro/latency_dram.json, 683.8 cycles: one sector, one
-    load in flight on the chip) the one-line DRAM streams come out more than 10 % short: a stream's line
-    takes longer, at any light load (8 to 132 SMs), which is why the preset takes the stream's figure."""
+    load in flight on the chip) the one-line DRAM streams come out 9.8-12.8 % short, and farther from the
+    H200 than with the preset's figure: a stream's line takes longer, at any light load (8 to 132 SMs),
+    which is why the preset takes the stream's figure. (The busiest row, 4 warps on 132 SMs, queues a few
+    cycles a line at the SM's DRAM server, which sits on the read's way: 9.8 % short, not 10.)"""
     chase = dataclasses.replace(H200, dram_latency_ns=683.8 / H200.sm_clock_max_mhz * 1000.0)
     rows = [r for r in _light_rows() if r[3] and r[4]]
     assert len(rows) == 5
     for name, w, sms, f32, dram, hw in rows:
-        assert _stream_latency(chase, w, sms, f32, dram) < 0.9 * hw, name
+        got = _stream_latency(chase, w, sms, f32, dram)
+        assert got < 0.91 * hw, name
+        assert abs(_stream_latency(H200, w, sms, f32, dram) - hw) < abs(got - hw), name
