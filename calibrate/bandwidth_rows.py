@@ -4,7 +4,7 @@
     python3 calibrate/bandwidth_rows.py --record DIR   # here: -> traces/hw/h200/micro/bandwidth_rows.json
 
 sgemv (one warp a row, lane-strided 4-byte loads) reads its matrix at about 3.9 TB/s at 4096 where the
-engine, at micro/bandwidth_pattern.json's 4.7 TB/s, is DRAM-bound 11 % sooner. This asks whether the
+engine, DRAM-bound at micro/bandwidth_pattern.json's 4.7 TB/s, finished it 9 % sooner. This asks whether the
 pattern costs DRAM bandwidth: the same bytes read by the same launch shape (256-thread CTAs, one warp a
 row) with the same loads (plain LDG, 4 in flight a warp), as rows (calibrate/bandwidth_rows.cu: rows_f1,
 each warp its own row, the rows a power of two apart or padded by 512 B) and grid-stride (grid_f1: the

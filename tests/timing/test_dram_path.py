@@ -1,11 +1,11 @@
 """The SM's DRAM server (gpusim/timing/memory_path.py): it sits on a read's way, so a lone read takes the
 DRAM latency and a run of reads the latency and then their bytes' time (micro/bandwidth_rows.json: a
 one-round 64 MB read takes 1.3-2 us more than its bytes at the measured bandwidth)."""
+import numpy as np
+
 import gpusim
 from gpusim.timing import LEVEL_DRAM, LEVEL_L1, simulate_sm
 from tests.timing.hand_trace import HandTrace
-
-import numpy as np
 
 
 def _reads(warps: int, per_warp: int):
