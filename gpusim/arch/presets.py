@@ -146,6 +146,13 @@ class GPU:
     # SM adds (spin + 205 / 197 ns) / 8: a CTA slot stands empty this long between one CTA's end and the
     # next one's start. 0: no gap.
     cta_slot_gap_ns: float = 201.2
+    # [M] micro/one_round.json: CTAs that chase dependent L2 hits (nothing else), 2 to 264 of them launched at
+    # once: the slowest CTA's cycles over the median CTA's grow with the CTAs as the largest of n draws of a
+    # normal spread does, with this standard deviation (its share of the L2 latency; the least-squares fit
+    # over 16 launches). A launch whose CTAs are all resident at once ends with its slowest, so its busiest
+    # SM's L2 hits are timed at the latency of the slowest of its n CTAs' SMs
+    # (gpusim.estimate.kernel_time.slowest_l2_latency). 0: every SM alike.
+    sm_l2_latency_spread: float = 0.0272
     # [M] micro/atomic_contention.json: one atomicAdd (RED) per CTA to one shared address, 132 to 65536 CTAs:
     # each CTA more adds 1.755 ns (0.60 to an address of its own: the dispatch limit). The L2 applies
     # same-address atomics one after another, this far apart (gpusim.estimate.atomic_queue). 0: no queue.
@@ -415,7 +422,7 @@ def get_arch(name: str | GPU) -> GPU:
 # a count, size, clock, bandwidth, latency or rate, and must be positive
 ZERO_ALLOWED = frozenset({"lg_sm_untaken_depth", "shfl_shared_pipe_cycles", "lg_sm_miss_depth", "lg_sm_miss_sectors",
                           "lsu_queue_read_ahead", "register_read_lead_cycles", "l2_write_buffer_sectors", "launch_overhead_us",
-                          "cta_dispatch_ns", "cta_slot_gap_ns", "atomic_same_address_ns",
+                          "cta_dispatch_ns", "cta_slot_gap_ns", "sm_l2_latency_spread", "atomic_same_address_ns",
                           "l2_write_gsectors_per_s", "l2_partial_sector_write_gsectors_per_s",
                           "l2_partial_line_write_gsectors_per_s", "l2_filled_line_write_gsectors_per_s",
                           "dram_write_latency_cycles_per_tbps", "dram_mix_latency_cycles_per_tbps2"})

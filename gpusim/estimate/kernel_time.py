@@ -384,7 +384,7 @@ def first_round_probe(result, gpu: GPU, r: int, ptxas=None) -> tuple[list, float
     return ([f / last for f in fin] if r > 1 else [1.0] * r), float(round_ns)
 
 
-def schedule_cycles(rounds: list, gpu: GPU, ends: list | None = None) -> float:
+def schedule_cycles(rounds: list, gpu: GPU, ends: list | None = None, sms_reached: int = 0) -> float:
     """The busiest SM's cycles for its rounds [(resident CTAs r, rounds, cycles of one, drain[, later])] in
     order (later: the cycles of each round after the first, its CTAs following in their slots, slot gap
     and dispatch included: steady_round; None or absent: the rule below), as
@@ -395,10 +395,14 @@ def schedule_cycles(rounds: list, gpu: GPU, ends: list | None = None) -> float:
     cycles a round runs on after its warps exit (the SM's stores still going to DRAM or the L2), in which
     the gap passes (micro/cta_gap_memory.json: with nothing left to drain, the gap is not hidden by
     other slots' loads). (The engine runs a round's CTAs from cycle 0 together.) ends: if given, gets
-    (cycle its first CTA ends, its CTAs) for every round, in order."""
+    (cycle its first CTA ends, its CTAs) for every round, in order. sms_reached: the SMs the launch's first
+    CTAs go to; the block scheduler hands the chip's CTAs out one after another, an SM's every
+    cta_dispatch_ns, so the last SM's first CTA starts that interval's share sms_reached / sm_count after
+    the first SM's (micro/one_round.json: 64-128 ns between the first and last starts of 128-132 CTAs).
+    The busiest SM is taken as that last one."""
     per_ns = gpu.sm_clock_max_mhz * 1e-3
     d, g = gpu.cta_dispatch_ns * per_ns, gpu.cta_slot_gap_ns * per_ns
-    total, first = 0.0, True
+    total, first = d * min(sms_reached, gpu.sm_count) / gpu.sm_count, True
     for r, count, cyc, drain, *chained in rounds:
         if count <= 0:
             continue
@@ -475,11 +479,41 @@ def predict(result, arch: str | GPU | None = None, *, dram_writes: bool = True, 
     read and write rates of the prediction itself: timed at the idle latency first, then again at the
     latency its rates give, until the rise settles; False keeps the idle latency (a diagnosis)."""
     # the GPU the result ran on, with any --set changes, unless another is asked for
-    gpu = get_arch(arch) if arch is not None else getattr(result, "gpu", None) or get_arch(result.arch)
+    base = get_arch(arch) if arch is not None else getattr(result, "gpu", None) or get_arch(result.arch)
+    gpu = slowest_l2_latency(result, base)
     pred = _predict_at(result, gpu, progress=progress, **switches)
-    if not dram_writes:
-        return pred
-    return _under_writes(result, gpu, pred, lambda g: _predict_at(result, g, **switches))
+    if dram_writes:
+        pred = _under_writes(result, gpu, pred, lambda g: _predict_at(result, g, **switches))
+    if gpu is not base:
+        pred.notes.append(f"L2 hits timed at {gpu.l2_hit_latency_cycles:.0f} cycles, not {base.l2_hit_latency_cycles:.0f}: "
+                          f"all {one_round_ctas(result, base)} CTAs are resident at once and the launch ends with "
+                          f"the slowest, on the SM farthest from the L2 (micro/one_round.json)")
+    return pred
+
+
+def one_round_ctas(result, gpu: GPU) -> int:
+    """The launch's CTAs if every one of them is resident at once (one round on every SM), else 0."""
+    gx, gy, gz = result.grid
+    G = gx * gy * gz
+    return G if G <= max(1, result.occupancy.blocks_per_sm) * gpu.sm_count else 0
+
+
+def slowest_l2_latency(result, gpu: GPU) -> GPU:
+    """gpu, its L2 latency that of the slowest of n SMs where a launch's n CTAs are all resident at once.
+
+    Such a launch ends with its slowest CTA, and alike CTAs differ by their SMs' paths to the L2: CTAs that
+    only chase L2 hits spread as normal draws with a standard deviation of sm_l2_latency_spread of their
+    time (micro/one_round.json), so the slowest of n takes 1 + spread x E[max of n standard normals]
+    (Blom's approximation) times the median's. The engine times the busiest SM at that L2 latency, so
+    only the time a CTA waits on the L2 grows. A launch of several rounds (the block scheduler hands the
+    next CTA to whichever SM frees first) is left as it is."""
+    from dataclasses import replace
+    from statistics import NormalDist
+    n = one_round_ctas(result, gpu)
+    if n < 2 or gpu.sm_l2_latency_spread <= 0:
+        return gpu
+    top = NormalDist().inv_cdf((n - 0.375) / (n + 0.25))
+    return replace(gpu, l2_hit_latency_cycles=gpu.l2_hit_latency_cycles * (1.0 + gpu.sm_l2_latency_spread * top))
 
 
 def dram_write_rise(gpu: GPU, read_tbps: float, write_tbps: float) -> float:
@@ -594,7 +628,7 @@ def _predict_at(result, gpu: GPU, *, levels: bool = True, windows=(W1, W2),
             vec = n_r * v_r if vec is None else vec + n_r * v_r
     ends: list = []
     total_cycles = schedule_cycles([(r.ctas, r.count, r.cycles, _drain(r.timing), r.later_cycles) for r in rounds],
-                                   gpu, ends)
+                                   gpu, ends, sms_reached=min(G, gpu.sm_count))
     n_atomic = shared_address_atomics(getattr(result, "trace", None))
     atomic_wait = 0.0
     if n_atomic and gpu.atomic_same_address_ns > 0:

@@ -227,7 +227,8 @@ def test_the_block_scheduler_rule_reproduces_its_microbenchmark():
         if r["spin_cycles"] == 0 or r["grid"] <= gpu.sm_count:
             continue
         _, plan = plan_rounds(r["grid"], d["resident_ctas_per_sm"], gpu.sm_count)
-        cyc = schedule_cycles([(ctas, n, float(r["spin_cycles"]), 0.0) for ctas, n in plan], gpu)
+        cyc = schedule_cycles([(ctas, n, float(r["spin_cycles"]), 0.0) for ctas, n in plan], gpu,
+                              sms_reached=min(r["grid"], gpu.sm_count))
         # the launch of one spinning CTA holds the spin once: the rest is the schedule's
         predicted_us = one[r["spin_cycles"]] + (cyc - r["spin_cycles"]) / gpu.sm_clock_max_mhz
         assert predicted_us == pytest.approx(r["queued_us_median"], rel=0.03), r
@@ -252,11 +253,67 @@ def test_rounds_cost_the_dispatch_and_the_slot_gap():
     # stores still draining after the warps exit: the gap passes meanwhile
     assert schedule_cycles([(2, 4, 5000.0, g / 2)], gpu) == pytest.approx(d + 5000 + 3 * (5000 + g / 2))
     assert schedule_cycles([(2, 4, 5000.0, 2 * g)], gpu) == pytest.approx(d + 4 * 5000)
+    # the block scheduler reaches the SMs one after another: the last of them starts its first CTA that share
+    # of a dispatch interval late, and the busiest SM is taken as the last
+    assert schedule_cycles([(8, 1, 1000.0, 0.0)], gpu, sms_reached=132) == pytest.approx(8 * d + 1000)
+    assert schedule_cycles([(1, 1, 1000.0, 0.0)], gpu, sms_reached=66) == pytest.approx(d / 2 + 1000)
+    assert schedule_cycles([(2, 4, 5000.0, 0.0)], gpu, sms_reached=132) == pytest.approx(
+        schedule_cycles([(2, 4, 5000.0, 0.0)], gpu) + d)
     flat = replace(gpu, cta_dispatch_ns=0.0, cta_slot_gap_ns=0.0)
     assert schedule_cycles([(2, 4, 5000.0, 0.0), (1, 1, 3000.0, 0.0)], flat) == pytest.approx(23000.0)
     # a round timed with its CTAs following in their slots (steady_round) brings its own later rounds
     assert schedule_cycles([(2, 4, 5000.0, 0.0, 4200.0), (1, 1, 3000.0, 0.0, None)], gpu) == pytest.approx(
         d + 5000 + 3 * 4200 + 3000 + g)
+
+
+def _one_round_rows():
+    import sys
+    sys.path.insert(0, str(HW.parents[2] / "calibrate"))
+    from one_round import spread_fit, expected_max
+    return json.loads((HW / "micro" / "one_round.json").read_text())["details"]["rows"], spread_fit, expected_max
+
+
+def test_the_slowest_cta_spread_is_the_micro_fit_and_predicts_sgemv():
+    """The preset's sm_l2_latency_spread is the record's chase fit; that fit, from CTAs that only chase L2
+    hits, gives the slowest over the median CTA of sgemv's loop (the twin, and with a copy of x a CTA) on
+    2-132 CTAs within 3 points; softmax, whose CTAs wait on the L2 for part of their time only, spreads
+    less than a pure L2 wait would."""
+    rows, spread_fit, expected_max = _one_round_rows()
+    sigma = spread_fit(rows)
+    assert gpusim.get_arch("h200").sm_l2_latency_spread == pytest.approx(sigma, abs=1e-4)
+    checked = 0
+    for r in rows:
+        if r["kernel"] not in ("sgemv", "sgemv_x", "softmax") or not 2 <= r["grid"] <= 132:
+            continue
+        measured = r["cta_cycles_max"] / r["cta_cycles_median"]
+        model = 1 + sigma * expected_max(r["grid"])
+        if r["kernel"] == "softmax":
+            assert measured < model + 0.01, r
+        else:
+            assert measured == pytest.approx(model, abs=0.03), r
+            checked += 1
+    assert checked == 24
+
+
+def test_a_one_round_launch_times_its_l2_hits_on_the_slowest_sm():
+    """All CTAs resident at once: the busiest SM's L2 latency is the slowest of G SMs' (1 + spread x the
+    expected largest of G normal draws), and the prediction says so; a launch of several rounds, or a
+    preset without the spread, keeps the preset's latency."""
+    from dataclasses import replace
+    from gpusim.estimate.kernel_time import slowest_l2_latency
+    _, _, expected_max = _one_round_rows()
+    gpu = gpusim.get_arch("h200")
+    one = gpusim.simulate("sgemv", 1024)            # 128 CTAs of 256 threads: one round
+    slow = slowest_l2_latency(one, gpu)
+    assert slow.l2_hit_latency_cycles == pytest.approx(
+        gpu.l2_hit_latency_cycles * (1 + gpu.sm_l2_latency_spread * expected_max(128)))
+    assert slow.l2_hit_latency_cycles > gpu.l2_hit_latency_cycles * 1.06
+    many = gpusim.simulate("saxpy", 1024)           # 4096 CTAs: four rounds of eight
+    assert slowest_l2_latency(many, gpu) is gpu
+    assert slowest_l2_latency(one, replace(gpu, sm_l2_latency_spread=0.0)).l2_hit_latency_cycles == \
+        gpu.l2_hit_latency_cycles
+    p = predict(gpusim.simulate("sgemv", 1024, keep_trace=True))
+    assert any("slowest" in n and "micro/one_round.json" in n for n in p.notes)
 
 
 def _wave_starts(starts_by_slot_order):
