@@ -92,6 +92,40 @@ def shapes(kernels, **kw):
               + ("" if same else f"; H200 {sorted(hw, key=hw.get)}, sim {sorted(sim, key=sim.get)}"))
 
 
+def retimed(label: str, n: int) -> list:
+    """The medians of each device session that timed this launch again (traces/hw/h200/retime/, gpusim.hw.retime:
+    each session's median over its passes), oldest first."""
+    import statistics
+    out = []
+    for f in sorted((ROOT / "traces/hw/h200/retime").glob("retime_*.json")):
+        v = json.loads(f.read_text())["time_ms_median_by_pass"].get(f"{label}_{n}")
+        if v:
+            out.append(statistics.median(v))
+    return out
+
+
+def retimed_errors(res: dict):
+    """The predictions against the launches timed again in other sessions, where there are such: how far the
+    records sit from them, and the errors against their median."""
+    import statistics
+    rows = [(label, n, r["time_ms_median"], p.time_ms, retimed(label, n)) for (label, n), (r, p) in res.items()]
+    rows = [row for row in rows if row[4]]
+    if not rows:
+        return
+    k = min(len(row[4]) for row in rows)
+    print(f"\nthe same launches timed again (traces/hw/h200/retime/, {k}+ sessions; the record beside their median):")
+    errs, offs = [], []
+    for label, n, rec, sim, sess in rows:
+        mid = statistics.median(sess + [rec])
+        errs.append(100 * (sim / mid - 1))
+        offs.append(100 * (rec / mid - 1))
+        print(f"  {label:16s} {n:5d} record {rec:.5f}  sessions {' '.join(f'{x:.5f}' for x in sess)}  "
+              f"record {offs[-1]:+5.1f} %  sim {errs[-1]:+6.1f} % against the median of all")
+    print(f"against the median of the record and its retimed sessions: MAPE {sum(map(abs, errs)) / len(errs):.1f} %, "
+          f"max |error| {max(map(abs, errs)):.1f} %; the records sit {statistics.median(offs):+.1f} % (median) from it, "
+          f"{min(offs):+.1f} to {max(offs):+.1f} %")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--kernels", default=",".join(LADDER))
@@ -172,6 +206,7 @@ def main():
     errs = [100 * (p.time_ms / r["time_ms_median"] - 1) for r, p in res.values()]
     print(f"\nMAPE {sum(map(abs, errs)) / len(errs):.1f} %, max |error| {max(map(abs, errs)):.1f} % "
           f"over {len(errs)} points")
+    retimed_errors(res)
     groups = {"transposes": [k for k in kernels if k.startswith("transpose")],
               "reductions": [k for k in kernels if k.startswith("reduce")]}
     for name, ks in groups.items():
