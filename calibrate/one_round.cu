@@ -11,8 +11,8 @@ __device__ __forceinline__ unsigned long long globaltimer() {
   return t;
 }
 
-__device__ unsigned long long one_round_stamp[3 * 1024];   // start ns, end ns, smid per CTA
-__device__ unsigned long long one_round_cycles[1024];      // clock64 cycles from start to end per CTA
+__device__ unsigned long long one_round_stamp[3 * 2048];   // start ns, end ns, smid per CTA
+__device__ unsigned long long one_round_cycles[2048];      // clock64 cycles from start to end per CTA
 
 __device__ __forceinline__ long long stamp_start() {
   if (threadIdx.x == 0) {
@@ -72,4 +72,12 @@ extern "C" __global__ void sgemv_x(int M, int N, const float *A, const float *x,
     y[row] = sum;
   }
   stamp_end(c0);
+}
+
+// A one-thread kernel that stamps %globaltimer at its start into marker[slot]: launched just before and
+// just after a launch in the same stream, it shows how long the launch takes to start its first CTA after
+// the kernel before it, and to let the next kernel start after its last CTA ends.
+__device__ unsigned long long one_round_marker[2];
+extern "C" __global__ void marker(int slot) {
+  one_round_marker[slot] = globaltimer();
 }

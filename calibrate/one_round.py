@@ -57,8 +57,8 @@ def _synthetic(cp, out: Path) -> list:
     cubin = out / "one_round.cubin"
     subprocess.run(["nvcc", *BUILD_FLAGS, "-cubin", "-o", str(cubin), str(HERE / "one_round.cu")], check=True)
     mod = cp.RawModule(path=str(cubin))
-    stamp = cp.ndarray((3 * 1024,), dtype=cp.uint64, memptr=mod.get_global("one_round_stamp"))
-    clk = cp.ndarray((1024,), dtype=cp.uint64, memptr=mod.get_global("one_round_cycles"))
+    stamp = cp.ndarray((3 * 2048,), dtype=cp.uint64, memptr=mod.get_global("one_round_stamp"))
+    clk = cp.ndarray((2048,), dtype=cp.uint64, memptr=mod.get_global("one_round_cycles"))
     spin, chase = mod.get_function("spin"), mod.get_function("chase")
     order = np.random.default_rng(0).permutation(CHASE_LINES).astype(np.uint32)   # one cycle through every line
     succ = np.empty(CHASE_LINES, dtype=np.uint32)

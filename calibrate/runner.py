@@ -141,6 +141,7 @@ DRIVERS: tuple[Driver, ...] = (
     out_then_record("bandwidth_pattern.py"),
     out_then_record("bandwidth_rows.py"),
     out_then_record("one_round.py"),
+    out_then_record("launch_end.py"),
     out_then_record("atomic_contention.py"),
     out_then_record("l2_write_fill.py"),
     out_then_record("icache_fill.py"),

@@ -146,6 +146,15 @@ class GPU:
     # SM adds (spin + 205 / 197 ns) / 8: a CTA slot stands empty this long between one CTA's end and the
     # next one's start. 0: no gap.
     cta_slot_gap_ns: float = 201.2
+    # [M] micro/launch_end.json: the first round's CTAs start within about this much a CTA of the whole chip
+    # (the last of 1056 chase CTAs, 8 an SM, 352 ns after the first; 128-160 ns for 264-528): the block
+    # scheduler fills a launch's first round faster than it refills a slot (cta_dispatch_ns). Least squares
+    # through zero over the chase launches of 264 CTAs or more. 0: the first round as cta_dispatch_ns paces it.
+    cta_first_round_ns: float = 0.326
+    # [M] micro/launch_end.json: the next kernel starts this much later after the last CTA of a launch that
+    # spans every SM than after a lone CTA (the median over launches of 128-1056 CTAs that touch memory;
+    # spin CTAs without memory work: about 100-130 ns). Grows with the SMs a launch reaches. 0: none.
+    launch_end_ns: float = 224.0
     # [M] micro/one_round.json: CTAs that chase dependent L2 hits (nothing else), 2 to 264 of them launched at
     # once: the slowest CTA's cycles over the median CTA's grow with the CTAs as the largest of n draws of a
     # normal spread does, with this standard deviation (its share of the L2 latency; the least-squares fit
@@ -422,7 +431,7 @@ def get_arch(name: str | GPU) -> GPU:
 # a count, size, clock, bandwidth, latency or rate, and must be positive
 ZERO_ALLOWED = frozenset({"lg_sm_untaken_depth", "shfl_shared_pipe_cycles", "lg_sm_miss_depth", "lg_sm_miss_sectors",
                           "lsu_queue_read_ahead", "register_read_lead_cycles", "l2_write_buffer_sectors", "launch_overhead_us",
-                          "cta_dispatch_ns", "cta_slot_gap_ns", "sm_l2_latency_spread", "atomic_same_address_ns",
+                          "cta_dispatch_ns", "cta_slot_gap_ns", "cta_first_round_ns", "launch_end_ns", "sm_l2_latency_spread", "atomic_same_address_ns",
                           "l2_write_gsectors_per_s", "l2_partial_sector_write_gsectors_per_s",
                           "l2_partial_line_write_gsectors_per_s", "l2_filled_line_write_gsectors_per_s",
                           "dram_write_latency_cycles_per_tbps", "dram_mix_latency_cycles_per_tbps2"})

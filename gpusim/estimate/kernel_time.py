@@ -384,7 +384,8 @@ def first_round_probe(result, gpu: GPU, r: int, ptxas=None) -> tuple[list, float
     return ([f / last for f in fin] if r > 1 else [1.0] * r), float(round_ns)
 
 
-def schedule_cycles(rounds: list, gpu: GPU, ends: list | None = None, sms_reached: int = 0) -> float:
+def schedule_cycles(rounds: list, gpu: GPU, ends: list | None = None, sms_reached: int = 0,
+                    first_round_ctas: int = 0) -> float:
     """The busiest SM's cycles for its rounds [(resident CTAs r, rounds, cycles of one, drain[, later])] in
     order (later: the cycles of each round after the first, its CTAs following in their slots, slot gap
     and dispatch included: steady_round; None or absent: the rule below), as
@@ -399,10 +400,16 @@ def schedule_cycles(rounds: list, gpu: GPU, ends: list | None = None, sms_reache
     CTAs go to; the block scheduler hands the chip's CTAs out one after another, an SM's every
     cta_dispatch_ns, so the last SM's first CTA starts that interval's share sms_reached / sm_count after
     the first SM's (micro/one_round.json: 64-128 ns between the first and last starts of 128-132 CTAs).
-    The busiest SM is taken as that last one."""
+    The busiest SM is taken as that last one. first_round_ctas: the launch's first-round CTAs over the chip
+    (G1); given, the first round's last CTA starts after the larger of that reach and G1 x
+    cta_first_round_ns (micro/launch_end.json: the block scheduler fills a first round faster than it
+    refills slots, 352 ns for 1056 CTAs where cta_dispatch_ns would take 634), not (r - 1) dispatches."""
     per_ns = gpu.sm_clock_max_mhz * 1e-3
     d, g = gpu.cta_dispatch_ns * per_ns, gpu.cta_slot_gap_ns * per_ns
-    total, first = d * min(sms_reached, gpu.sm_count) / gpu.sm_count, True
+    reach = d * min(sms_reached, gpu.sm_count) / gpu.sm_count
+    burst = gpu.cta_first_round_ns * per_ns * first_round_ctas if first_round_ctas and gpu.cta_first_round_ns > 0 \
+        else None
+    total, first = 0.0, True
     for r, count, cyc, drain, *chained in rounds:
         if count <= 0:
             continue
@@ -411,7 +418,7 @@ def schedule_cycles(rounds: list, gpu: GPU, ends: list | None = None, sms_reache
             later = chained[0]
         for k in range(count):
             if first:
-                total += (r - 1) * d + cyc
+                total += (max(reach, burst) if burst is not None else reach + (r - 1) * d) + cyc
                 first = False
             else:
                 total += later
@@ -628,7 +635,8 @@ def _predict_at(result, gpu: GPU, *, levels: bool = True, windows=(W1, W2),
             vec = n_r * v_r if vec is None else vec + n_r * v_r
     ends: list = []
     total_cycles = schedule_cycles([(r.ctas, r.count, r.cycles, _drain(r.timing), r.later_cycles) for r in rounds],
-                                   gpu, ends, sms_reached=min(G, gpu.sm_count))
+                                   gpu, ends, sms_reached=min(G, gpu.sm_count),
+                                   first_round_ctas=min(G, max(1, result.occupancy.blocks_per_sm) * gpu.sm_count))
     n_atomic = shared_address_atomics(getattr(result, "trace", None))
     atomic_wait = 0.0
     if n_atomic and gpu.atomic_same_address_ns > 0:
@@ -652,6 +660,7 @@ def _predict_at(result, gpu: GPU, *, levels: bool = True, windows=(W1, W2),
         "smsp__warps_active.avg.per_cycle_active": active / (smsp * total_cycles),
         "gpusim__inst_issued_per_sm": issued,
         "gpusim__launch_overhead_us": gpu.launch_overhead_us,
+        "gpusim__launch_end_us": gpu.launch_end_ns * min(G, gpu.sm_count) / gpu.sm_count / 1e3,
     }
     m.update(stalls)
     busy = dict(zip(_BUSY, vec[len(STATES):len(STATES) + len(_BUSY)]))
@@ -687,7 +696,9 @@ def _predict_at(result, gpu: GPU, *, levels: bool = True, windows=(W1, W2),
     if src == "all L2":
         notes.append("every global load is timed as an L2 hit (gpusim.memory.cache not available)")
     notes.append(f"time adds a launch's overhead as CUDA events see it, {gpu.launch_overhead_us:.2f} us "
-                 "(micro/launch_overhead.json: an empty kernel's launch queued behind other work)")
+                 "(micro/launch_overhead.json: an empty kernel's launch queued behind other work), and "
+                 f"{gpu.launch_end_ns * min(G, gpu.sm_count) / gpu.sm_count / 1e3:.2f} us for its end over "
+                 f"{min(G, gpu.sm_count)} SMs (micro/launch_end.json)")
     if n_atomic:
         notes.append(f"{n_atomic} atomics on one address, one per {gpu.atomic_same_address_ns:.3f} ns at the L2 "
                      f"(micro/atomic_contention.json): {atomic_wait / (gpu.sm_clock_max_mhz * 1e-3) / 1e3:.2f} us "
@@ -717,7 +728,10 @@ def _predict_at(result, gpu: GPU, *, levels: bool = True, windows=(W1, W2),
         notes.append(f"issue gaps: ptxas's stall counts from {table[1]}")
     elif control_codes:
         notes.append("no SASS record of this kernel: no ptxas stall counts (each warp may issue every cycle)")
-    time_ms = total_cycles / (gpu.sm_clock_max_mhz * 1e3) + gpu.launch_overhead_us / 1e3
+    # a launch over many SMs lets the next kernel start later after its last CTA than a lone CTA does
+    # (micro/launch_end.json), the more SMs it reaches
+    end_us = gpu.launch_end_ns * min(G, gpu.sm_count) / gpu.sm_count / 1e3
+    time_ms = total_cycles / (gpu.sm_clock_max_mhz * 1e3) + (gpu.launch_overhead_us + end_us) / 1e3
     return Prediction(result.kernel, result.M, result.N, result.K, time_ms, total_cycles, m, stalls, rounds,
                       per_sm, tuple(windows), src, notes, op_states,
                       {"levels": levels_fn, "ptxas": ptxas, "active_sms": sharing_sms(result, gpu), "gpu": gpu})
