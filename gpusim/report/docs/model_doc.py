@@ -51,7 +51,8 @@ UNITS = {
         "l2_write_buffer_sectors", "l2_stream_resident_bytes")),
     "barrier": ("Barrier unit", ("bar_sync_arrive_cycles", "bar_sync_release_cycles")),
     "kernel": ("Whole-kernel estimate", ("launch_overhead_us", "cta_dispatch_ns", "cta_slot_gap_ns",
-                                               "sm_l2_latency_spread", "atomic_same_address_ns")),
+                                               "cta_first_round_ns", "launch_end_ns", "sm_l2_latency_spread",
+                                               "atomic_same_address_ns")),
 }
 
 # Constants of the code that are parameters of the model too (not preset fields: `--set` cannot change
