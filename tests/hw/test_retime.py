@@ -14,7 +14,7 @@ FILES = sorted((ROOT / "traces" / "hw" / "h200" / "retime").glob("retime_*.json"
 
 
 def test_each_session_times_every_point_of_its_ladder_in_several_passes():
-    assert len(FILES) >= 2
+    assert len(FILES) >= 3
     for f in FILES:
         rec = json.loads(f.read_text())
         assert rec["schema"] == SCHEMA and rec["device"] == "NVIDIA H200", f
@@ -35,6 +35,8 @@ def test_the_bench_reads_each_sessions_median(monkeypatch):
     sys.path.insert(0, str(ROOT / "bench"))
     import bench_timing
     got = bench_timing.retimed("sgemv", 1024)
-    want = [statistics.median(json.loads(f.read_text())["time_ms_median_by_pass"]["sgemv_1024"]) for f in FILES]
-    assert got == pytest.approx(want)
+    recs = [json.loads(f.read_text())["time_ms_median_by_pass"] for f in FILES]
+    want = [statistics.median(r["sgemv_1024"]) for r in recs if "sgemv_1024" in r]
+    assert len(want) >= 2 and got == pytest.approx(want)
+    assert len(bench_timing.retimed("coalesced", 4096)) >= 1
     assert bench_timing.retimed("no_such_kernel", 1024) == []
