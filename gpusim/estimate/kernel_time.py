@@ -492,9 +492,8 @@ def predict(result, arch: str | GPU | None = None, *, dram_writes: bool = True, 
     if dram_writes:
         pred = _under_writes(result, gpu, pred, lambda g: _predict_at(result, g, **switches))
     if gpu is not base:
-        pred.notes.append(f"L2 hits timed at {gpu.l2_hit_latency_cycles:.0f} cycles, not {base.l2_hit_latency_cycles:.0f}: "
-                          f"all {one_round_ctas(result, base)} CTAs are resident at once and the launch ends with "
-                          f"the slowest, on the SM farthest from the L2 (micro/one_round.json)")
+        pred.notes.append(f"L2 latency at the slowest of {one_round_ctas(result, base)} CTAs: "
+                          f"{gpu.l2_hit_latency_cycles:.0f} cycles (micro/one_round.json)")
     return pred
 
 
@@ -695,8 +694,7 @@ def _predict_at(result, gpu: GPU, *, levels: bool = True, windows=(W1, W2),
     src = levels_fn.source
     if src == "all L2":
         notes.append("every global load is timed as an L2 hit (gpusim.memory.cache not available)")
-    notes.append(f"time adds a launch's overhead as CUDA events see it, {gpu.launch_overhead_us:.2f} us "
-                 "(micro/launch_overhead.json: an empty kernel's launch queued behind other work), and "
+    notes.append(f"time adds {gpu.launch_overhead_us:.2f} us of launch overhead (micro/launch_overhead.json) and "
                  f"{gpu.launch_end_ns * min(G, gpu.sm_count) / gpu.sm_count / 1e3:.2f} us for its end over "
                  f"{min(G, gpu.sm_count)} SMs (micro/launch_end.json)")
     if n_atomic:
@@ -725,7 +723,7 @@ def _predict_at(result, gpu: GPU, *, levels: bool = True, windows=(W1, W2),
     if dram_rows != "spread":
         notes.append(f"DRAM rows {dram_rows} by load instruction and CTA (a diagnosis, not the prediction)")
     if table:
-        notes.append(f"issue gaps: ptxas's stall counts from {table[1]}")
+        notes.append(f"issue gaps: ptxas's stall counts from {table[1].split(' (')[0]}")
     elif control_codes:
         notes.append("no SASS record of this kernel: no ptxas stall counts (each warp may issue every cycle)")
     # a launch over many SMs lets the next kernel start later after its last CTA than a lone CTA does
