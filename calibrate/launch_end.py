@@ -1,5 +1,5 @@
 """Where a one-round launch's time goes around its CTAs: how long after the kernel before it its first CTA
-starts, and how long after its last CTA ends the next kernel starts, on 1 to 264 CTAs.
+starts, and how long after its last CTA ends the next kernel starts, on 1 to 1056 CTAs.
 
     python3 calibrate/launch_end.py --out DIR      # on the GPU machine (nvcc, cupy)
     python3 calibrate/launch_end.py --record DIR   # here: -> traces/hw/h200/micro/launch_end.json
@@ -97,13 +97,13 @@ def record(dir_: Path, dest: Path):
     rec = {
         "schema": "gpusim.hw.micro/1", "bench": "launch_end",
         "what": "how long a launch takes to start its first CTA after the kernel before it (pre) and to let the next "
-                "kernel start after its last CTA ends (post), on 1-264 CTAs: spin, chase and sgemv's loop",
+                "kernel start after its last CTA ends (post), on 1-1056 CTAs: spin, chase and sgemv's loop",
         "how": "calibrate/one_round.cu's kernels between two launches of its one-thread marker (%globaltimer at its "
                "start), queued behind a 0.2 ms spin; medians of 30 launches a point (calibrate/launch_end.py)",
         "command": prov["command"] + " (on the H200), then --record DIR here",
         "source": "calibrate/one_round.cu:spin,chase,sgemv_x,marker",
         **provenance(prov),
-        "unit": "ns; value: the median growth of post from 1 to 128-264 CTAs over the kernels that touch memory",
+        "unit": "ns; value: the median growth of post from 1 to 128-1056 CTAs over the kernels that touch memory",
         "value": sorted(mem)[len(mem) // 2],
         "details": {"first_round_ns_per_cta": round(burst, 3), "rows": rows},
     }
