@@ -122,15 +122,10 @@ def run_on_gpu(out: Path):
     (out / "one_round_prov.json").write_text(json.dumps(gpu_provenance("one_round.py")))
 
 
-def expected_max(n: int) -> float:
-    """The expected largest of n standard normal draws (Blom's approximation)."""
-    from statistics import NormalDist
-    return NormalDist().inv_cdf((n - 0.375) / (n + 0.25))
-
-
 def spread_fit(rows: list) -> float:
     """The chase CTAs' spread: the least-squares sigma of (slowest / median CTA cycles - 1) = sigma x
     expected_max(CTAs), over the chase launches of 2 CTAs or more."""
+    from gpusim.estimate.kernel_time import expected_max      # the model's own, so the fit is what it applies
     pts = [(r["cta_cycles_max"] / r["cta_cycles_median"] - 1.0, expected_max(r["grid"]))
            for r in rows if r["kernel"] == "chase" and r["grid"] >= 2]
     return sum(y * m for y, m in pts) / sum(m * m for _, m in pts)

@@ -16,14 +16,19 @@ predicted kernel time with ncu-named warp-state ratios:
    C(W1) + (T - W1) * per_trip. The same linear extrapolation is applied to every warp-state
    counter and to the issued instructions, so the stall ratios are those of the whole round.
    When T <= W2 the full trace is timed and nothing is extrapolated.
-3. Kernel cycles = sum over the busiest SM's rounds. The first round's CTAs start together;
-   in the later ones each CTA starts when the one before it in its slot ends (steady_round:
-   the engine times CHAIN_GENS CTAs a slot, so the slots drift apart as their CTAs' times
-   differ, as the recorded schedules, traces/hw/h200/ctasched/, show after the first wave).
-   time_ms = cycles / SM clock + launch overhead.
+3. Kernel cycles = sum over the busiest SM's rounds. The first round's CTAs start as the block
+   scheduler fills it (schedule_cycles: within cta_first_round_ns a CTA of the chip, or its reach
+   of the SMs); in the later ones each CTA starts when the one before it in its slot ends
+   (steady_round: the engine times CHAIN_GENS CTAs a slot, so the slots drift apart as their CTAs'
+   times differ, as the recorded schedules, traces/hw/h200/ctasched/, show after the first wave).
+   A launch whose CTAs are all resident at once ends with its slowest: its L2 hits are timed at the
+   slowest SM's latency (slowest_l2_latency).
+   time_ms = cycles / SM clock + launch overhead + the launch's end.
    time_ms adds the launch's fixed overhead as the records' CUDA events see it (the preset's
-   launch_overhead_us: an empty launch queued behind other work, micro/launch_overhead.json);
-   the cycles are the kernel's execution alone.
+   launch_overhead_us: an empty launch queued behind other work, micro/launch_overhead.json) and
+   launch_end_ns for the share of the SMs the launch reaches (the next kernel starts that much
+   later after a launch over every SM, micro/launch_end.json); the cycles are the kernel's
+   execution alone.
 
 Sampling error (stated and tested in tests/estimate/test_kernel_time.py against a full engine
 run of every trip): the extrapolation is exact when every steady trip costs the same; the
@@ -514,12 +519,18 @@ def slowest_l2_latency(result, gpu: GPU) -> GPU:
     only the time a CTA waits on the L2 grows. A launch of several rounds (the block scheduler hands the
     next CTA to whichever SM frees first) is left as it is."""
     from dataclasses import replace
-    from statistics import NormalDist
     n = one_round_ctas(result, gpu)
     if n < 2 or gpu.sm_l2_latency_spread <= 0:
         return gpu
-    top = NormalDist().inv_cdf((n - 0.375) / (n + 0.25))
-    return replace(gpu, l2_hit_latency_cycles=gpu.l2_hit_latency_cycles * (1.0 + gpu.sm_l2_latency_spread * top))
+    return replace(gpu, l2_hit_latency_cycles=gpu.l2_hit_latency_cycles
+                   * (1.0 + gpu.sm_l2_latency_spread * expected_max(n)))
+
+
+def expected_max(n: int) -> float:
+    """The expected largest of n standard normal draws, by Blom's approximation (calibrate/one_round.py
+    fits sm_l2_latency_spread with it)."""
+    from statistics import NormalDist
+    return NormalDist().inv_cdf((n - 0.375) / (n + 0.25))
 
 
 def dram_write_rise(gpu: GPU, read_tbps: float, write_tbps: float) -> float:
@@ -633,8 +644,12 @@ def _predict_at(result, gpu: GPU, *, levels: bool = True, windows=(W1, W2),
                     acc[k] = acc.get(k, 0.0) + n_r * c
             vec = n_r * v_r if vec is None else vec + n_r * v_r
     ends: list = []
+    reached = min(G, gpu.sm_count)
+    # a launch over many SMs lets the next kernel start later after its last CTA than a lone CTA does
+    # (micro/launch_end.json), the more SMs it reaches
+    end_us = gpu.launch_end_ns * reached / gpu.sm_count / 1e3
     total_cycles = schedule_cycles([(r.ctas, r.count, r.cycles, _drain(r.timing), r.later_cycles) for r in rounds],
-                                   gpu, ends, sms_reached=min(G, gpu.sm_count),
+                                   gpu, ends, sms_reached=reached,
                                    first_round_ctas=min(G, max(1, result.occupancy.blocks_per_sm) * gpu.sm_count))
     n_atomic = shared_address_atomics(getattr(result, "trace", None))
     atomic_wait = 0.0
@@ -659,7 +674,7 @@ def _predict_at(result, gpu: GPU, *, levels: bool = True, windows=(W1, W2),
         "smsp__warps_active.avg.per_cycle_active": active / (smsp * total_cycles),
         "gpusim__inst_issued_per_sm": issued,
         "gpusim__launch_overhead_us": gpu.launch_overhead_us,
-        "gpusim__launch_end_us": gpu.launch_end_ns * min(G, gpu.sm_count) / gpu.sm_count / 1e3,
+        "gpusim__launch_end_us": end_us,
     }
     m.update(stalls)
     busy = dict(zip(_BUSY, vec[len(STATES):len(STATES) + len(_BUSY)]))
@@ -695,8 +710,7 @@ def _predict_at(result, gpu: GPU, *, levels: bool = True, windows=(W1, W2),
     if src == "all L2":
         notes.append("every global load is timed as an L2 hit (gpusim.memory.cache not available)")
     notes.append(f"time adds {gpu.launch_overhead_us:.2f} us of launch overhead (micro/launch_overhead.json) and "
-                 f"{gpu.launch_end_ns * min(G, gpu.sm_count) / gpu.sm_count / 1e3:.2f} us for its end over "
-                 f"{min(G, gpu.sm_count)} SMs (micro/launch_end.json)")
+                 f"{end_us:.2f} us for its end over {reached} SMs (micro/launch_end.json)")
     if n_atomic:
         notes.append(f"{n_atomic} atomics on one address, one per {gpu.atomic_same_address_ns:.3f} ns at the L2 "
                      f"(micro/atomic_contention.json): {atomic_wait / (gpu.sm_clock_max_mhz * 1e-3) / 1e3:.2f} us "
@@ -726,9 +740,6 @@ def _predict_at(result, gpu: GPU, *, levels: bool = True, windows=(W1, W2),
         notes.append(f"issue gaps: ptxas's stall counts from {table[1].split(' (')[0]}")
     elif control_codes:
         notes.append("no SASS record of this kernel: no ptxas stall counts (each warp may issue every cycle)")
-    # a launch over many SMs lets the next kernel start later after its last CTA than a lone CTA does
-    # (micro/launch_end.json), the more SMs it reaches
-    end_us = gpu.launch_end_ns * min(G, gpu.sm_count) / gpu.sm_count / 1e3
     time_ms = total_cycles / (gpu.sm_clock_max_mhz * 1e3) + (gpu.launch_overhead_us + end_us) / 1e3
     return Prediction(result.kernel, result.M, result.N, result.K, time_ms, total_cycles, m, stalls, rounds,
                       per_sm, tuple(windows), src, notes, op_states,
