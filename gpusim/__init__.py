@@ -1,4 +1,5 @@
 """gpusim: a cycle-approximate, warp-level GPU simulator for SGEMM-style kernels."""
+import gpusim.pages  # noqa: F401  (numpy's large arrays on ordinary pages: see the module)
 from gpusim.arch import get_arch, PRESETS
 from gpusim.errors import GpusimError
 from gpusim.estimate.simulate import simulate, SimResult

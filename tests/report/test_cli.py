@@ -257,6 +257,22 @@ def test_run_json_is_the_same_bytes_in_every_process():
     assert outs[0] == outs[1] and json.loads(outs[0])["stall_sites"]
 
 
+def test_the_command_flushes_its_output_and_keeps_its_exit_status():
+    """The `gpusim` command (cli.entry) ends its process with os._exit after main(): what it printed to a
+    pipe arrives whole (the same bytes as main() in a process that exits as usual), and the exit status is
+    main()'s (0, or 2 for a refusal with its message)."""
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+    def run(*args):
+        return subprocess.run([sys.executable, *args], cwd=root, capture_output=True, text=True)
+    ok = run("-m", "gpusim.report.cli", "list")
+    usual = run("-c", "import sys; from gpusim.report.cli import main; sys.exit(main(['list']))")
+    assert ok.returncode == usual.returncode == 0, ok.stderr
+    assert ok.stdout == usual.stdout and "regtile2d" in ok.stdout
+    bad = run("-m", "gpusim.report.cli", "run", "nosuchkernel")
+    assert bad.returncode == 2 and bad.stderr.startswith("gpusim: error: unknown kernel 'nosuchkernel'")
+
+
 def test_save_trace_writes_exactly_the_path_given(tmp_path, capsys):
     """--save-trace t writes t, not t.npz (numpy's habit with a bare name), and leaves no temporary file."""
     from gpusim.trace.trace import Trace
