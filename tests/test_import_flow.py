@@ -7,7 +7,7 @@ both front-ends write; `sass` the SASS front-end (the compiled kernel run warp b
 `memory` costs a trace's memory rows and runs the caches; `timing` lowers a trace and runs the cycle
 engine on it; `estimate` orchestrates (runs the front-end for the sampled CTAs and trips, hands their
 traces to the caches and the engine, extrapolates); `hw` records and reads the GPU's measurements;
-`report` prints and compares. The base modules (errors, paths, jit, arch) may be imported by any
+`report` prints and compares. The base modules (errors, paths, jit, arch, pages) may be imported by any
 stage and import no stage; the package root and gpusim.testing (the pytest helpers for a user's
 claims) sit above every stage. Every import counts, those inside functions too.
 """
@@ -19,7 +19,7 @@ import gpusim
 
 PACKAGE = Path(gpusim.__file__).resolve().parent
 ORDER = ["kernel", "trace", "sass", "memory", "timing", "estimate", "hw", "report"]
-BASE = {"errors", "paths", "jit", "arch"}
+BASE = {"errors", "paths", "jit", "arch", "pages"}
 TOP = {"__init__", "testing"}
 
 
