@@ -4,7 +4,9 @@ it (simulate, then predict), one after another in one process with a warm numba 
 at 256 first, unreported: a new worktree's numba cache starts cold). With --before REF the same 36 points run in a checkout of the git revision REF (a
 temporary worktree) in the same invocation, and the ratio and every predicted time's agreement are
 printed: speed measured against the code before, on the same machine at the same time.
-The machine is shared and noisy: read the ratio, not the third digit.
+The machine is shared and noisy: read the ratio, not the third digit. The CPU seconds (all threads, user and
+system) say whether a change did less work or only overlapped it better: on 2 CPUs a prediction keeps
+both busy most of the time, so the wall time follows the CPU time.
 
 --workers N also runs the 36 points on a Dask LocalCluster of N worker processes (gpusim.estimate.sweep's
 run_points, as `gpusim sweep` runs its points; largest sizes first), its wall time counted from the
@@ -31,13 +33,13 @@ points = json.loads(sys.argv[1])
 for k in dict.fromkeys(k for k, _ in points):     # loads (or compiles) what each kernel needs: not timed
     predict(gpusim.simulate(k, 256, keep_trace=True))
 out = []
-t_all = time.perf_counter()
+t_all, c_all = time.perf_counter(), time.process_time()
 for k, n in points:
     t0 = time.perf_counter()
     p = predict(gpusim.simulate(k, n, keep_trace=True))
     out.append([k, n, time.perf_counter() - t0, p.time_ms])
     print(f"  {k:11s} {n:5d} {out[-1][2]:6.2f} s", file=sys.stderr, flush=True)
-print(json.dumps({"wall_s": time.perf_counter() - t_all, "points": out}))
+print(json.dumps({"wall_s": time.perf_counter() - t_all, "cpu_s": time.process_time() - c_all, "points": out}))
 """
 
 
@@ -83,7 +85,8 @@ def main():
     points = [[k, int(n)] for n in a.sizes.split(",") for k in LADDER] + [list(x) for x in EXTRA]
     print(f"{len(points)} predictions in one process (simulate + predict each), warm numba cache")
     now = run_points(ROOT, points)
-    print(f"this tree, one process: {now['wall_s']:.1f} s (target <= 60 s)")
+    print(f"this tree, one process: {now['wall_s']:.1f} s (target <= 60 s); {now['cpu_s']:.0f} s of CPU, "
+          f"{now['cpu_s'] / now['wall_s']:.2f} cores busy on average")
     if a.workers:
         par = run_cluster(points, a.workers)
         same = sum(x[3] == y[3] for x, y in zip(now["points"], par["points"]))
@@ -100,7 +103,8 @@ def main():
         finally:
             subprocess.run(["git", "worktree", "remove", "--force", str(tree)], cwd=ROOT, check=False)
     same = sum(x[3] == y[3] for x, y in zip(now["points"], before["points"]))
-    print(f"{a.before}: {before['wall_s']:.1f} s; speed-up {before['wall_s'] / now['wall_s']:.2f}x; "
+    print(f"{a.before}: {before['wall_s']:.1f} s; speed-up {before['wall_s'] / now['wall_s']:.2f}x; CPU "
+          f"{before['cpu_s']:.0f} -> {now['cpu_s']:.0f} s; "
           f"predicted times identical at {same} of {len(points)} points")
     for x, y in zip(now["points"], before["points"]):
         if x[3] != y[3]:
