@@ -16,18 +16,15 @@ import os
 
 
 def small_pages() -> bool:
-    """Turn numpy's huge-page hint off unless NUMPY_MADVISE_HUGEPAGE chooses; whether it is off now."""
-    try:
-        from numpy._core import multiarray as m
-    except ImportError:                      # numpy < 2.0 (pyproject asks for 2.0 or later)
-        from numpy.core import multiarray as m
-    setter = getattr(m, "_set_madvise_hugepage", None)
-    if setter is None:
+    """Turn numpy's huge-page hint off unless NUMPY_MADVISE_HUGEPAGE chooses; whether it is off now (False
+    where this numpy has no such switch)."""
+    from numpy._core import multiarray as m
+    setter, getter = getattr(m, "_set_madvise_hugepage", None), getattr(m, "_get_madvise_hugepage", None)
+    if setter is None or getter is None:
         return False
     if "NUMPY_MADVISE_HUGEPAGE" not in os.environ:
         setter(False)
-    getter = getattr(m, "_get_madvise_hugepage", None)
-    return getter is not None and not getter()
+    return not getter()
 
 
 SMALL_PAGES = small_pages()
