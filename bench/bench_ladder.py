@@ -12,7 +12,11 @@ both busy most of the time, so the wall time follows the CPU time.
 run_points, as `gpusim sweep` runs its points; largest sizes first), its wall time counted from the
 cluster's start to the last point, and checks that every predicted time equals the one-process run's.
 
-Usage: python bench/bench_ladder.py [--before REF] [--sizes 1024,2048,4096,8192] [--workers 2]
+--stages also prints the CPU seconds of each stage (the counting run, the first-round probe, the window
+traces, the memory levels, the lowering, the engine, the chip-wide L2 model; each on whichever thread ran
+it, a stage inside another counted as the outer one's), the wrappers that count them costing well under 1 %.
+
+Usage: python bench/bench_ladder.py [--before REF] [--sizes 1024,2048,4096,8192] [--workers 2] [--stages]
 """
 import argparse
 import json
@@ -30,21 +34,54 @@ import json, sys, time
 import gpusim
 from gpusim.estimate.kernel_time import predict
 points = json.loads(sys.argv[1])
+simulate = gpusim.simulate
+CPU = {}
+if sys.argv[2] == "stages":       # each stage's CPU seconds, on whichever thread it ran (the outermost counts)
+    import threading
+    import gpusim.estimate.cache_model as CM
+    import gpusim.estimate.kernel_time as KT
+    import gpusim.estimate.round_inputs as RI
+    import gpusim.timing as TM
+    inside = threading.local()
+
+    def counted(name, fn):
+        def wrapper(*a, **k):
+            if getattr(inside, "stage", None):
+                return fn(*a, **k)
+            inside.stage, t = name, time.thread_time()
+            try:
+                return fn(*a, **k)
+            finally:
+                CPU[name] = CPU.get(name, 0.0) + time.thread_time() - t
+                inside.stage = None
+        return wrapper
+    simulate = counted("counting run (simulate)", simulate)
+    KT.first_round_probe = counted("first-round probe (trace, lowering, engine)", KT.first_round_probe)
+    KT.window_trace = counted("window traces (SASS front-end, costing)", KT.window_trace)
+    RI._Levels.__call__ = counted("memory levels (L1 replay)", RI._Levels.__call__)
+    KT.lower = counted("lowering", KT.lower)
+    TM.run_lowered = counted("engine (with packing its rows)", TM.run_lowered)
+    CM.hit_rates = counted("chip-wide L2 model", CM.hit_rates)
+    split = CM._split_sets      # its second half runs on a thread of its own
+    CM._split_sets = lambda run_part, total: split(counted("chip-wide L2 model", run_part), total)
 for k in dict.fromkeys(k for k, _ in points):     # loads (or compiles) what each kernel needs: not timed
-    predict(gpusim.simulate(k, 256, keep_trace=True))
+    predict(simulate(k, 256, keep_trace=True))
+CPU.clear()
 out = []
 t_all, c_all = time.perf_counter(), time.process_time()
 for k, n in points:
     t0 = time.perf_counter()
-    p = predict(gpusim.simulate(k, n, keep_trace=True))
+    p = predict(simulate(k, n, keep_trace=True))
     out.append([k, n, time.perf_counter() - t0, p.time_ms])
     print(f"  {k:11s} {n:5d} {out[-1][2]:6.2f} s", file=sys.stderr, flush=True)
-print(json.dumps({"wall_s": time.perf_counter() - t_all, "cpu_s": time.process_time() - c_all, "points": out}))
+print(json.dumps({"wall_s": time.perf_counter() - t_all, "cpu_s": time.process_time() - c_all, "points": out,
+                  "stages": CPU}))
 """
 
 
-def run_points(tree: Path, points: list) -> dict:
-    r = subprocess.run([sys.executable, "-c", CHILD, json.dumps(points)], cwd=tree, text=True,
+def run_points(tree: Path, points: list, stages: bool = False) -> dict:
+    r = subprocess.run([sys.executable, "-c", CHILD, json.dumps(points), "stages" if stages else ""], cwd=tree,
+                       text=True,
                        stdout=subprocess.PIPE, env=dict(os.environ, PYTHONPATH=str(tree)))
     if r.returncode != 0:
         raise SystemExit(f"the ladder failed in {tree} ({r.returncode})")
@@ -81,12 +118,17 @@ def main():
     ap.add_argument("--before", metavar="REF", help="also time the git revision REF and print the ratio")
     ap.add_argument("--sizes", default="1024,2048,4096,8192")
     ap.add_argument("--workers", type=int, help="also run the points on a Dask LocalCluster of this many processes")
+    ap.add_argument("--stages", action="store_true", help="the CPU seconds of each stage of the predictions")
     a = ap.parse_args()
     points = [[k, int(n)] for n in a.sizes.split(",") for k in LADDER] + [list(x) for x in EXTRA]
     print(f"{len(points)} predictions in one process (simulate + predict each), warm numba cache")
-    now = run_points(ROOT, points)
+    now = run_points(ROOT, points, a.stages)
     print(f"this tree, one process: {now['wall_s']:.1f} s (target <= 60 s); {now['cpu_s']:.0f} s of CPU, "
           f"{now['cpu_s'] / now['wall_s']:.2f} cores busy on average")
+    if a.stages:
+        rest = now["cpu_s"] - sum(now["stages"].values())
+        for name, sec in sorted(now["stages"].items(), key=lambda x: -x[1]) + [("the rest", rest)]:
+            print(f"  {name:45s} {sec:6.1f} s CPU  {100 * sec / now['cpu_s']:5.1f} %")
     if a.workers:
         par = run_cluster(points, a.workers)
         same = sum(x[3] == y[3] for x, y in zip(now["points"], par["points"]))
