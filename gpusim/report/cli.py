@@ -170,7 +170,7 @@ def entry() -> None:
             stream.flush()
         except (BrokenPipeError, ValueError):     # a reader that went away, a closed stream: nothing to flush
             pass
-    os._exit(rc if isinstance(rc, int) else 0)
+    os._exit(rc)
 
 
 if __name__ == "__main__":
