@@ -17,6 +17,7 @@ from gpusim.errors import GpusimError
 from gpusim.estimate.simulate import _classes, array_bytes, simulate
 from gpusim.kernel.spec import get_kernel
 from gpusim.memory.cache import (L2_WAYS, LINE, SECTOR, _global_load_rows, _l2_tiles, _new_cache, _sampled_bitmap,
+                                 _sampled_lists,
                                  _window_events, l1_capacity_bytes, l1_simulate, l2_capacity_bytes,
                                  phased_schedule, time_windows)
 from gpusim.memory.stream import compulsory_l2, reach_sectors, writeback_fractions, written_back_sectors
@@ -68,6 +69,7 @@ def measured_schedule(result, n_ctas: int, with_unit: bool = False):
 # sampled ones (memory.cache._sampled_bitmap: one hash per line, then a bit per access), up to this many lines
 BITMAP_PASSES = 4
 BITMAP_MAX_LINES = 2**27
+LIST_REUSE = 4          # A's or B's chunks become lists of their sampled lines where this many CTAs or more share each
 L2_SPLIT_LINES = 4e6    # streams past this many line accesses run as two halves of the sampled sets at once
 
 
@@ -183,19 +185,36 @@ def l2_simulate(result, *, l2_bytes: int | None = None, schedule: str = "fluid",
     span = max(-(-(result.bases[nm] + sizes[nm]) // LINE) for nm in "ABC") - lo
     bitmap = span * BITMAP_PASSES <= total and span <= BITMAP_MAX_LINES
 
+    # A's and B's chunks as lists of their sampled lines (_sampled_lists) where CTAs share them: A by the CTA's
+    # A rows, B by its B columns; keys are the distinct offsets of CTA (0, 0)'s lines over the grid
+    cta = np.arange(n_ctas, dtype=np.int64)
+    tiles = []
+    for (dx, dy), line0, pat, pat_k, row_lines, c_step in (
+            (steps["a"], bl["A"], a_rows * (K * 4 // LINE), np.zeros(a_rows.size, np.int64), K * 4 // LINE, 1),
+            (steps["b"], bl["B"], (np.arange(32)[:, None] * (N * 4 // LINE) + b_cls[None, :]).ravel(),
+             np.repeat(np.arange(32), b_cls.size), 1, 32 * (N * 4 // LINE))):
+        offs, key = np.unique((cta % gx) * dx + (cta // gx) * dy, return_inverse=True)
+        shared = offs.size * LIST_REUSE <= n_ctas
+        tiles.append((key.astype(np.int64) if shared else np.zeros(0, np.int64),
+                      (line0 + offs * row_lines).astype(np.int64), c_step, pat.astype(np.int64), pat_k))
+
     def run_part(part, parts):
         """The sampled sets s % parts == part: their own cache arrays and counts (_l2_tiles)."""
-        tags, valid, stamp, nsets, ways = _new_cache(cap // sample, L2_WAYS)
+        tags, _, stamp, nsets, _ = _new_cache(cap // sample, L2_WAYS)
         bits = (_sampled_bitmap(lo, span, nsets * sample, sample.bit_length() - 1, parts, part) if bitmap
                 else np.zeros(0, np.uint8))
         fill_t = np.full(tags.shape[0] if W else 1, -np.inf)
         counts = tuple(np.zeros((nb, 3), np.int64) for _ in range(3))
+        lists = []
+        for key, base, c_step, pat, pat_k in tiles:
+            lists += [key, *(_sampled_lists(base, c_step, pat, pat_k, nchunks, K, nsets * sample,
+                                            sample.bit_length() - 1, parts, part, bits, lo) if key.size else
+                             (np.zeros(0, np.int64),) * 3)]
         _l2_tiles(i, c, t, mode, blk, float(W), nchunks, gx,
                   a_rows, bl["A"], K * 4 // LINE, steps["a"][0], steps["a"][1],
                   b_cls, bl["B"], N * 4 // LINE, steps["b"][0], steps["b"][1], K,
                   c_rows, c_cls, bl["C"], N * 4 // LINE, steps["cr"][0], steps["cr"][1], steps["cc"][0],
-                  steps["cc"][1], tags, valid, stamp, fill_t, nsets, ways, sample, *counts, part, parts,
-                  bits, lo)
+                  steps["cc"][1], tags, stamp, fill_t, nsets, sample, *counts, part, parts, bits, lo, *lists)
         return counts
     b_acc, b_miss, b_pend = _split_sets(run_part, total)
     # each counted block stands for `weight` blocks (1 each where every event was simulated)

@@ -432,6 +432,62 @@ def test_l2_counts_are_the_same_with_and_without_the_bitmap(kernel, monkeypatch)
         assert with_bits[k] == without[k], k
 
 
+@pytest.mark.parametrize("kernel", ["coalesced", "regtile2d"])
+def test_l2_counts_are_the_same_from_the_lists_of_sampled_lines(kernel, monkeypatch):
+    """A's and B's chunks read from _sampled_lists where CTAs share them, or their lines tested one by one:
+    the same accesses in the same order, so the same counts, pending hits included."""
+    r = gpusim.simulate(kernel, 1024, mode="sampled", keep_trace=True)
+    used = []
+    orig = CM._sampled_lists
+    monkeypatch.setattr(CM, "_sampled_lists", lambda *a: used.append(a) or orig(*a))
+    runs = {}
+    for reuse in (1, 10**9):        # every tile from its lists; none
+        used.clear()
+        monkeypatch.setattr(CM, "LIST_REUSE", reuse)
+        runs[reuse] = CM.l2_simulate(r, sample=2, pending_ns=300.0, unit_ns=10000.0)
+        assert bool(used) == (reuse == 1)
+    assert sum(runs[1]["line_pending"]) > 0
+    for k in ("line_accesses", "line_misses", "line_pending"):
+        assert runs[1][k] == runs[10**9][k], k
+
+
+def test_l2_line_is_lru_with_the_pending_window():
+    """_l2_line against a reference LRU (an ordered dict per set) on random lines over a few sets: the
+    outcome of every access (hit, miss, pending hit: a hit within W of its line's fill) and the tags."""
+    from collections import OrderedDict
+    from numba import njit
+
+    @njit
+    def run(lines, sets, times, tags, stamp, fill_t, W):
+        out = np.empty(lines.size, np.int64)
+        for k in range(lines.size):
+            out[k] = C._l2_line(lines[k], sets[k], tags, stamp, k + 1, times[k], W, fill_t)
+        return out
+    rng = np.random.default_rng(5)
+    n_sets, n = 3, 4000
+    lines = rng.integers(0, 40 * n_sets, n)
+    sets, times, W = lines % n_sets, np.cumsum(rng.random(n)), 3.0
+    tags, _, stamp, nsets, ways = C._new_cache(n_sets * C.L2_WAYS * C.LINE, C.L2_WAYS)
+    assert (nsets, ways) == (n_sets, C.L2_WAYS)
+    got = run(lines, sets, times, tags, stamp, np.full(tags.size, -np.inf), W)
+    lru = [OrderedDict() for _ in range(n_sets)]     # line -> its fill time, least recent first
+    want = []
+    for line, st, t in zip(lines.tolist(), sets.tolist(), times.tolist()):
+        d = lru[st]
+        if line in d:
+            d.move_to_end(line)
+            want.append(2 if t - d[line] < W else 0)
+            continue
+        if len(d) == C.L2_WAYS:
+            d.popitem(last=False)
+        d[line] = t
+        want.append(1)
+    assert got.tolist() == want
+    assert {0, 1, 2} <= set(want)
+    for st in range(n_sets):
+        assert set(tags[st * ways:(st + 1) * ways].tolist()) - {-1} == set(lru[st])
+
+
 def test_l1_simulate_reads_the_rows_it_is_given_in_their_order():
     """rows= runs addr[rows] in that order without gathering them: the same counts as the gathered rows."""
     rng = np.random.default_rng(3)
