@@ -96,11 +96,14 @@ def _hash(line):
 
 
 @njit(cache=True, inline="always")
-def _access(line, bit, tags, valid, stamp, set_index, ways, clock, mru):
-    """1 if the sector hits, else 0 (the line is allocated/filled). mru: per set, the way it touched last,
-    looked at first (a line's sectors and the warps of one load instruction come one after another);
-    the set's other ways are scanned for the line only then, and for the LRU victim only on a miss
-    (the first way of the oldest stamp: an empty way, -1, before any filled one)."""
+def _access(line, mask, tags, valid, stamp, set_index, ways, clock, mru):
+    """The sectors of `mask` (bits 0-3) of one line, accessed one after another ending at `clock`: how many
+    hit; the line is allocated on a miss (its sectors filled). mru: per set, the way it touched last, looked
+    at first (a line's sectors and the warps of one load instruction come one after another); the set's
+    other ways are scanned for the line only then, and for the LRU victim only on a miss (the first way of
+    the oldest stamp: an empty way, -1, before any filled one). A line's sectors taken together are the
+    same as one by one: the first finds the line or allocates it, the others find it, and the stamp ends
+    at the last one's clock."""
     base = set_index * ways
     j = mru[set_index]
     if tags[j] != line:
@@ -112,10 +115,9 @@ def _access(line, bit, tags, valid, stamp, set_index, ways, clock, mru):
     if j >= 0:
         stamp[j] = clock
         mru[set_index] = j
-        if valid[j] & bit:
-            return 1
-        valid[j] |= bit
-        return 0
+        h = valid[j] & mask
+        valid[j] |= mask
+        return (h & 1) + ((h >> 1) & 1) + ((h >> 2) & 1) + ((h >> 3) & 1)
     victim = base
     oldest = stamp[base]
     for w in range(1, ways):
@@ -123,7 +125,7 @@ def _access(line, bit, tags, valid, stamp, set_index, ways, clock, mru):
             oldest = stamp[base + w]
             victim = base + w
     tags[victim] = line
-    valid[victim] = bit
+    valid[victim] = mask
     stamp[victim] = clock
     mru[set_index] = victim
     return 0
@@ -168,12 +170,18 @@ def _l1_run(addr, at, nbytes, tags, valid, stamp, nsets, ways, out_sect, out_hit
                 n += 1
         if not up:
             n = distinct(buf, n)
+        # a run of sectors of one line (lanes in address order give each line's together) goes to the cache
+        # as one access: 1.6x faster than sector by sector on naive's and regtile2d's 4096 windows
         hits = 0
-        for q in range(n):
+        q = 0
+        while q < n:
             line = buf[q] >> 2
-            bit = np.int8(1 << (buf[q] & 3))
-            clock += 1
-            hits += _access(line, bit, tags, valid, stamp, _hash(line) % nsets, ways, clock, mru)
+            mask = np.int8(0)
+            while q < n and buf[q] >> 2 == line:
+                mask |= np.int8(1 << (buf[q] & 3))
+                q += 1
+                clock += 1
+            hits += _access(line, mask, tags, valid, stamp, _hash(line) % nsets, ways, clock, mru)
         out_sect[r] = n
         out_hit[r] = hits
 
