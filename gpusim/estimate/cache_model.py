@@ -76,8 +76,10 @@ L2_SPLIT_LINES = 4e6    # streams past this many line accesses run as two halves
 def _split_sets(run_part, total: int):
     """run_part(part, parts)'s counts for every set: in two halves on two threads (this one and a second:
     _l2_tiles is nogil, and the thread that wants the L2 model's result has nothing else to do until it
-    comes) where the stream is long, else whole; the halves' counts added."""
-    if total <= L2_SPLIT_LINES:
+    comes) where the stream is long and predictions use a helper thread (round_inputs.helper_thread), else
+    whole; the halves' counts added."""
+    from gpusim.estimate.round_inputs import helper_thread
+    if total <= L2_SPLIT_LINES or not helper_thread():
         return run_part(0, 1)
     import threading
     other = {}

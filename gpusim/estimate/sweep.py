@@ -169,6 +169,14 @@ def to_csv(rows: list[dict]) -> str:
     return out.getvalue()
 
 
+def _worker_env(workers: int) -> dict:
+    """Environment variables the local cluster's workers are started with (the Nanny's env: set in the
+    worker's process, not in this one's): GPUSIM_HELPER_THREAD=0 where the workers leave no second CPU
+    each, as a prediction's helper thread would only contend with the other workers there."""
+    from gpusim.estimate.round_inputs import HELPER_ENV
+    return {HELPER_ENV: "0"} if 2 * workers > default_workers() else {}
+
+
 def _client(workers: int, scheduler: str | None):
     """A Dask client and the cluster it made (None for the user's), or a one-line refusal."""
     try:
@@ -192,7 +200,7 @@ def _client(workers: int, scheduler: str | None):
                if k != "MALLOC_TRIM_THRESHOLD_"}
     with dask.config.set({"distributed.nanny.pre-spawn-environ": environ}):
         cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
-                               silence_logs=logging.ERROR)
+                               silence_logs=logging.ERROR, env=_worker_env(workers))
     return Client(cluster), cluster
 
 

@@ -98,3 +98,42 @@ def test_jobs_the_helper_finished_leave_the_queue():
     later = RI.in_background(lambda: 2)
     assert done not in RI._QUEUED
     assert later.result() == 2 and done.result() == 1
+
+
+def test_without_the_helper_jobs_run_here_and_now(monkeypatch):
+    """GPUSIM_HELPER_THREAD=0: in_background calls the function on this thread at once and hands back a
+    done Future, its error too."""
+    import threading
+
+    import pytest
+    monkeypatch.setenv(RI.HELPER_ENV, "0")
+    assert not RI.helper_thread()
+    where = []
+    ok = RI.in_background(lambda x: where.append(threading.get_ident()) or x * 2, 21)
+    assert ok.done() and ok.result() == 42 and where == [threading.get_ident()]
+    bad = RI.in_background(lambda: 1 / 0)
+    assert bad.done()
+    with pytest.raises(ZeroDivisionError):
+        bad.result()
+    monkeypatch.setenv(RI.HELPER_ENV, "1")
+    assert RI.helper_thread()
+
+
+def test_a_prediction_is_the_same_without_the_helper(monkeypatch):
+    """The helper thread and the L2 model's two halves change where the work runs, not what it gives:
+    regtile1d at 2048 (the chip-wide L2 model runs; its stream split in two for the threaded run)."""
+    import gpusim.estimate.cache_model as CM
+    from gpusim.estimate.kernel_time import predict
+    r = gpusim.simulate("regtile1d", 2048, keep_trace=True)
+    monkeypatch.setattr(CM, "L2_SPLIT_LINES", 0)
+    split = []
+    orig = CM._split_sets
+    monkeypatch.setattr(CM, "_split_sets", lambda run_part, total: orig(
+        lambda part, parts: split.append(parts) or run_part(part, parts), total))
+    threaded = predict(r).to_json()
+    assert 2 in split
+    split.clear()
+    monkeypatch.setenv(RI.HELPER_ENV, "0")
+    alone = predict(r).to_json()
+    assert split == [1]
+    assert alone == threaded

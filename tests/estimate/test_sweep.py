@@ -133,15 +133,26 @@ def test_a_changed_field_reaches_the_prediction():
 def test_the_local_clusters_workers_keep_glibcs_adaptive_malloc():
     """Dask's default MALLOC_TRIM_THRESHOLD_ (which fixes glibc's mmap threshold, so each large numpy
     temporary is mapped and unmapped afresh: half the CPU in page faults) is left out of the workers' start;
-    its one-thread settings stay."""
+    its one-thread settings stay; workers that fill the CPUs run predictions without the helper thread."""
     pytest.importorskip("distributed")
     import os
     from gpusim.estimate.sweep import _client
-    client, cluster = _client(1, None)
+    from gpusim.estimate.sweep import default_workers
+    workers = max(2, default_workers())      # no second CPU each: the helper thread off in the workers
+    client, cluster = _client(workers, None)
     try:
-        env = list(client.run(lambda: (os.environ.get("MALLOC_TRIM_THRESHOLD_"),
-                                       os.environ.get("OMP_NUM_THREADS"))).values())
+        env = set(client.run(lambda: (os.environ.get("MALLOC_TRIM_THRESHOLD_"), os.environ.get("OMP_NUM_THREADS"),
+                                      os.environ.get("GPUSIM_HELPER_THREAD"))).values())
     finally:
         client.close()
         cluster.close()
-    assert env == [(None, "1")]
+    assert env == {(None, "1", "0")}
+    assert "GPUSIM_HELPER_THREAD" not in os.environ        # set in the workers, not in this process
+
+
+def test_workers_that_fill_the_cpus_run_without_the_helper_thread(monkeypatch):
+    """A local worker without a second CPU of its own starts with GPUSIM_HELPER_THREAD=0."""
+    import gpusim.estimate.sweep as S
+    monkeypatch.setattr(S, "default_workers", lambda: 4)
+    assert S._worker_env(1) == S._worker_env(2) == {}
+    assert S._worker_env(3) == S._worker_env(8) == {"GPUSIM_HELPER_THREAD": "0"}
