@@ -130,24 +130,25 @@ def test_a_changed_field_reaches_the_prediction():
 
 
 @pytest.mark.slow
-def test_the_local_clusters_workers_keep_glibcs_adaptive_malloc():
-    """Dask's default MALLOC_TRIM_THRESHOLD_ (which fixes glibc's mmap threshold, so each large numpy
-    temporary is mapped and unmapped afresh: half the CPU in page faults) is left out of the workers' start;
-    its one-thread settings stay; workers that fill the CPUs run predictions without the helper thread."""
+def test_the_local_clusters_workers_start_with_gpusims_malloc_and_thread_settings():
+    """The local workers start with WORKER_MALLOC in place of Dask's MALLOC_TRIM_THRESHOLD_ of 64 KB (which
+    fixes glibc's mmap threshold, so each large numpy temporary is mapped and unmapped afresh: half the CPU
+    in page faults), Dask's one-thread settings kept, and, filling the CPUs, without the helper thread;
+    this process's environment is left as it was."""
     pytest.importorskip("distributed")
     import os
-    from gpusim.estimate.sweep import _client
-    from gpusim.estimate.sweep import default_workers
+    from gpusim.estimate.sweep import WORKER_MALLOC, _client, default_workers
+    before = dict(os.environ)
     workers = max(2, default_workers())      # no second CPU each: the helper thread off in the workers
     client, cluster = _client(workers, None)
+    names = (*WORKER_MALLOC, "OMP_NUM_THREADS", "GPUSIM_HELPER_THREAD")
     try:
-        env = set(client.run(lambda: (os.environ.get("MALLOC_TRIM_THRESHOLD_"), os.environ.get("OMP_NUM_THREADS"),
-                                      os.environ.get("GPUSIM_HELPER_THREAD"))).values())
+        env = set(client.run(lambda: tuple(os.environ.get(k) for k in names)).values())
     finally:
         client.close()
         cluster.close()
-    assert env == {(None, "1", "0")}
-    assert "GPUSIM_HELPER_THREAD" not in os.environ        # set in the workers, not in this process
+    assert env == {(*(str(v) for v in WORKER_MALLOC.values()), "1", "0")}
+    assert dict(os.environ) == before
 
 
 def test_workers_that_fill_the_cpus_run_without_the_helper_thread(monkeypatch):
