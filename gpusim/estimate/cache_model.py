@@ -69,7 +69,8 @@ def measured_schedule(result, n_ctas: int, with_unit: bool = False):
 # sampled ones (memory.cache._sampled_bitmap: one hash per line, then a bit per access), up to this many lines
 BITMAP_PASSES = 4
 BITMAP_MAX_LINES = 2**27
-LIST_REUSE = 4          # A's or B's chunks become lists of their sampled lines where this many CTAs or more share each
+LIST_REUSE = 4          # A's or B's chunks become lists of their sampled lines where this many CTAs or more share
+                        # each, and the lists hold at most this share of the stream's line accesses
 L2_SPLIT_LINES = 4e6    # streams past this many line accesses run as two halves of the sampled sets at once
 
 
@@ -188,7 +189,9 @@ def l2_simulate(result, *, l2_bytes: int | None = None, schedule: str = "fluid",
     bitmap = span * BITMAP_PASSES <= total and span <= BITMAP_MAX_LINES
 
     # A's and B's chunks as lists of their sampled lines (_sampled_lists) where CTAs share them: A by the CTA's
-    # A rows, B by its B columns; keys are the distinct offsets of CTA (0, 0)'s lines over the grid
+    # A rows, B by its B columns; keys are the distinct offsets of CTA (0, 0)'s lines over the grid. Where the
+    # lists would hold more than a LIST_REUSE-th of the stream's line accesses (time windows that simulate a
+    # small part of a long launch), the events test their lines one by one: the lists' memory stays below it
     cta = np.arange(n_ctas, dtype=np.int64)
     tiles = []
     for (dx, dy), line0, pat, pat_k, row_lines, c_step in (
@@ -196,7 +199,7 @@ def l2_simulate(result, *, l2_bytes: int | None = None, schedule: str = "fluid",
             (steps["b"], bl["B"], (np.arange(32)[:, None] * (N * 4 // LINE) + b_cls[None, :]).ravel(),
              np.repeat(np.arange(32), b_cls.size), 1, 32 * (N * 4 // LINE))):
         offs, key = np.unique((cta % gx) * dx + (cta // gx) * dy, return_inverse=True)
-        shared = offs.size * LIST_REUSE <= n_ctas
+        shared = offs.size * LIST_REUSE <= n_ctas and offs.size * nchunks * pat.size * LIST_REUSE <= total
         tiles.append((key.astype(np.int64) if shared else np.zeros(0, np.int64),
                       (line0 + offs * row_lines).astype(np.int64), c_step, pat.astype(np.int64), pat_k))
 
