@@ -69,7 +69,7 @@ def measured_schedule(result, n_ctas: int, with_unit: bool = False):
 # sampled ones (memory.cache._sampled_bitmap: one hash per line, then a bit per access), up to this many lines
 BITMAP_PASSES = 4
 BITMAP_MAX_LINES = 2**27
-LIST_REUSE = 4          # A's or B's chunks become lists of their sampled lines where this many CTAs or more share
+LIST_REUSE = 4          # A's and B's chunks become lists of their sampled lines where this many CTAs or more share
                         # each, and the lists hold at most this share of the stream's line accesses
 L2_SPLIT_LINES = 4e6    # streams past this many line accesses run as two halves of the sampled sets at once
 
@@ -188,7 +188,7 @@ def l2_simulate(result, *, l2_bytes: int | None = None, schedule: str = "fluid",
     span = max(-(-(result.bases[nm] + sizes[nm]) // LINE) for nm in "ABC") - lo
     bitmap = span * BITMAP_PASSES <= total and span <= BITMAP_MAX_LINES
 
-    # A's and B's chunks as lists of their sampled lines (_sampled_lists) where CTAs share them: A by the CTA's
+    # A's and B's chunks as lists of their sampled lines (_sampled_lists) where CTAs share both: A by the CTA's
     # A rows, B by its B columns; keys are the distinct offsets of CTA (0, 0)'s lines over the grid. Where the
     # lists would hold more than a LIST_REUSE-th of the stream's line accesses (time windows that simulate a
     # small part of a long launch), the events test their lines one by one: the lists' memory stays below it
@@ -199,9 +199,23 @@ def l2_simulate(result, *, l2_bytes: int | None = None, schedule: str = "fluid",
             (steps["b"], bl["B"], (np.arange(32)[:, None] * (N * 4 // LINE) + b_cls[None, :]).ravel(),
              np.repeat(np.arange(32), b_cls.size), 1, 32 * (N * 4 // LINE))):
         offs, key = np.unique((cta % gx) * dx + (cta // gx) * dy, return_inverse=True)
-        shared = offs.size * LIST_REUSE <= n_ctas and offs.size * nchunks * pat.size * LIST_REUSE <= total
-        tiles.append((key.astype(np.int64) if shared else np.zeros(0, np.int64),
-                      (line0 + offs * row_lines).astype(np.int64), c_step, pat.astype(np.int64), pat_k))
+        if offs.size * LIST_REUSE > n_ctas or offs.size * nchunks * pat.size * LIST_REUSE > total:
+            tiles = None
+            break
+        tiles.append((key.astype(np.int64), (line0 + offs * row_lines).astype(np.int64), c_step,
+                      pat.astype(np.int64), pat_k))
+
+    def sampled_lists(part, parts, nsets, bits):
+        """(key per array and CTA, where each array's entries start, ptr, lines, sets): A's lists and then B's
+        (_l2_tiles' l_*), or empty arrays where the events test their lines."""
+        if tiles is None:
+            z = np.zeros(0, np.int64)
+            return np.zeros((2, 0), np.int64), z, z, z, z
+        made = [_sampled_lists(base, c_step, pat, pat_k, nchunks, K, nsets * sample, sample.bit_length() - 1, parts,
+                               part, bits, lo) for _, base, c_step, pat, pat_k in tiles]
+        (pa, la, sa), (pb, lb, sb) = made
+        return (np.stack([tiles[0][0], tiles[1][0]]), np.array([0, pa.size - 1], np.int64),
+                np.concatenate([pa, pb[1:] + pa[-1]]), np.concatenate([la, lb]), np.concatenate([sa, sb]))
 
     def run_part(part, parts):
         """The sampled sets s % parts == part: their own cache arrays and counts (_l2_tiles)."""
@@ -210,16 +224,12 @@ def l2_simulate(result, *, l2_bytes: int | None = None, schedule: str = "fluid",
                 else np.zeros(0, np.uint8))
         fill_t = np.full(tags.shape[0] if W else 1, -np.inf)
         counts = tuple(np.zeros((nb, 3), np.int64) for _ in range(3))
-        lists = []
-        for key, base, c_step, pat, pat_k in tiles:
-            lists += [key, *(_sampled_lists(base, c_step, pat, pat_k, nchunks, K, nsets * sample,
-                                            sample.bit_length() - 1, parts, part, bits, lo) if key.size else
-                             (np.zeros(0, np.int64),) * 3)]
         _l2_tiles(i, c, t, mode, blk, float(W), nchunks, gx,
                   a_rows, bl["A"], K * 4 // LINE, steps["a"][0], steps["a"][1],
                   b_cls, bl["B"], N * 4 // LINE, steps["b"][0], steps["b"][1], K,
                   c_rows, c_cls, bl["C"], N * 4 // LINE, steps["cr"][0], steps["cr"][1], steps["cc"][0],
-                  steps["cc"][1], tags, stamp, fill_t, nsets, sample, *counts, part, parts, bits, lo, *lists)
+                  steps["cc"][1], tags, stamp, fill_t, nsets, sample, *counts, part, parts, bits, lo,
+                  *sampled_lists(part, parts, nsets, bits))
         return counts
     b_acc, b_miss, b_pend = _split_sets(run_part, total)
     # each counted block stands for `weight` blocks (1 each where every event was simulated)

@@ -333,20 +333,29 @@ def _l2_line(line, st, tags, stamp, clock, te, W, fill_t):
     return 1
 
 
+@njit(cache=True, inline="always")
+def _l2_count(out_acc, out_miss, out_pend, q, n, m, p):
+    """Add one array's accesses, misses and pending hits of an event to its counts (q: A, B, C = 0, 1, 2)."""
+    out_acc[q] += n
+    out_miss[q] += m
+    out_pend[q] += p
+
+
 @njit(cache=True, nogil=True)
 def _l2_tiles(ev_cta, ev_chunk, ev_t, ev_mode, ev_blk, W, nchunks, gx, a_rows, a_line0, a_row_lines, a_dx, a_dy,
               b_cls, b_line0, b_row_lines, b_dx, b_dy, K,
               c_rows, c_cls, c_line0, c_row_lines, c_rdx, c_rdy, c_cdx, c_cdy,
               tags, stamp, fill_t, nsets, sample, blk_acc, blk_miss, blk_pend, part, parts, bits, bits_lo,
-              a_key, a_ptr, a_lines, a_sets, b_key, b_ptr, b_lines, b_sets):
+              l_key, l_base, l_ptr, l_lines, l_sets):
     """ev_mode per event: 0 skipped, 1 simulated to warm the cache (not counted), 2 simulated and
     counted in its block's row of blk_* (l2_simulate's time windows). sample: a power of two. part, parts
     (a power of two): only the sampled sets s with s % parts == part (a set's LRU depends on its own
     accesses alone, so the parts can run on threads of their own, each with its own cache arrays and
     counts, and add up to the whole). bits: _sampled_bitmap(bits_lo, ...) of this part, or empty (every
-    line hashed). tags, stamp: _new_cache's of nsets sets of L2_WAYS ways. a_key, a_ptr, a_lines, a_sets:
-    where A's chunks come from _sampled_lists (a_key: each CTA's key there), or a_ptr empty: A's lines of
-    each event tested one by one; b_* alike for B. Either way the same accesses in the same order."""
+    line hashed). tags, stamp: _new_cache's of nsets sets of L2_WAYS ways. l_*: A's and B's chunks from
+    _sampled_lists, one after the other (l_key[t, CTA]: its key in array t's lists, A's t = 0 and B's 1;
+    l_base[t]: where array t's entries start in l_ptr), or l_ptr empty: the lines of each event tested one
+    by one. Either way the same accesses in the same order."""
     clock = 0
     n_all = nsets * sample
     inv = 1.0 / n_all
@@ -369,16 +378,19 @@ def _l2_tiles(ev_cta, ev_chunk, ev_t, ev_mode, ev_blk, W, nchunks, gx, a_rows, a
         bx = i % gx
         by = i // gx
         n = m = p = 0       # accesses, misses, pending hits of A, then B, then C
-        if c < nchunks:
-            if a_ptr.shape[0]:
-                at = a_key[i] * nchunks + c
-                for x in range(a_ptr[at], a_ptr[at + 1]):
+        if c < nchunks and l_ptr.shape[0]:
+            for t in range(2):      # A's chunk, then B's, from their lists
+                at = l_base[t] + l_key[t, i] * nchunks + c
+                for x in range(l_ptr[at], l_ptr[at + 1]):
                     clock += 1
-                    r = _l2_line(a_lines[x], a_sets[x], tags, stamp, clock, te, W, fill_t)
+                    r = _l2_line(l_lines[x], l_sets[x], tags, stamp, clock, te, W, fill_t)
                     n += 1
                     m += r & 1
                     p += r >> 1
-            for q in range(a_rows.shape[0] if a_ptr.shape[0] == 0 else 0):
+                _l2_count(out_acc, out_miss, out_pend, t, n, m, p)
+                n = m = p = 0
+        elif c < nchunks:
+            for q in range(a_rows.shape[0]):
                 row = a_rows[q] + bx * a_dx + by * a_dy
                 line = a_line0 + row * a_row_lines + c
                 if _not_sampled(line, bits, bits_lo):
@@ -391,19 +403,9 @@ def _l2_tiles(ev_cta, ev_chunk, ev_t, ev_mode, ev_blk, W, nchunks, gx, a_rows, a
                 n += 1
                 m += r & 1
                 p += r >> 1
-            out_acc[0] += n
-            out_miss[0] += m
-            out_pend[0] += p
+            _l2_count(out_acc, out_miss, out_pend, 0, n, m, p)
             n = m = p = 0
-            if b_ptr.shape[0]:
-                at = b_key[i] * nchunks + c
-                for x in range(b_ptr[at], b_ptr[at + 1]):
-                    clock += 1
-                    r = _l2_line(b_lines[x], b_sets[x], tags, stamp, clock, te, W, fill_t)
-                    n += 1
-                    m += r & 1
-                    p += r >> 1
-            for j in range(32 if b_ptr.shape[0] == 0 else 0):
+            for j in range(32):
                 k = 32 * c + j
                 if k >= K:
                     break
@@ -419,9 +421,7 @@ def _l2_tiles(ev_cta, ev_chunk, ev_t, ev_mode, ev_blk, W, nchunks, gx, a_rows, a
                     n += 1
                     m += r & 1
                     p += r >> 1
-            out_acc[1] += n
-            out_miss[1] += m
-            out_pend[1] += p
+            _l2_count(out_acc, out_miss, out_pend, 1, n, m, p)
         else:
             for q in range(c_rows.shape[0]):
                 row = c_rows[q] + bx * c_rdx + by * c_rdy
@@ -436,9 +436,7 @@ def _l2_tiles(ev_cta, ev_chunk, ev_t, ev_mode, ev_blk, W, nchunks, gx, a_rows, a
                 n += 1
                 m += r & 1
                 p += r >> 1
-            out_acc[2] += n
-            out_miss[2] += m
-            out_pend[2] += p
+            _l2_count(out_acc, out_miss, out_pend, 2, n, m, p)
 
 
 def phased_schedule(n_ctas: int, sm_count: int, slot_finish) -> tuple[np.ndarray, np.ndarray]:
