@@ -58,8 +58,8 @@ HELPER_ENV = "GPUSIM_HELPER_THREAD"
 def helper_thread() -> bool:
     """Whether a prediction puts its L2 model and engine runs on a second thread (in_background) and splits
     the L2 model's long streams over two (cache_model._split_sets): yes unless GPUSIM_HELPER_THREAD=0.
-    A sweep's local workers, as many as the CPUs, are started with it off: each would otherwise keep two
-    threads busy on one CPU's share (the 36-point ladder on two workers on two CPUs: 71.8 s with the
+    A sweep's local workers that leave no second CPU each (sweep._worker_env) are started with it off: each
+    would otherwise keep two threads busy on one CPU's share (the 36-point ladder on two workers on two CPUs: 71.8 s with the
     helper, 66.8 s without, 128.6 -> 121.8 s of user CPU). The same results either way."""
     return os.environ.get(HELPER_ENV, "1") != "0"
 

@@ -212,7 +212,8 @@ def _client(workers: int, scheduler: str | None):
             cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
                                    silence_logs=logging.ERROR, env=_worker_env(workers))
     finally:
-        os.environ.clear()
+        for k in set(os.environ) - set(before):
+            del os.environ[k]
         os.environ.update(before)
     return Client(cluster), cluster
 
