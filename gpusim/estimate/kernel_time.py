@@ -52,7 +52,7 @@ import numpy as np
 from gpusim.arch import get_arch, GPU
 from gpusim.errors import GpusimError
 from gpusim.estimate.round_inputs import (_Levels, _groups, _l2_warm, _resident, build_window, in_background,  # noqa: F401
-                                          ptxas_facts, window_trace)
+                                          ptxas_facts, release_lowering, window_trace)
 from gpusim.kernel.spec import get_kernel
 from gpusim.estimate.atomic_queue import queue_end_cycles, shared_address_atomics
 import gpusim.timing as timing
@@ -169,7 +169,7 @@ def _start(trace: Trace, gpu: GPU, levels: _Levels, active_sms: float, ptxas=Non
     level = levels(trace, gpu)
 
     def run():
-        lw = lower(trace, gpu, None, level, active_sms, counts, boards, reads, banks, slots)
+        lw = lower(trace, gpu, None, level, active_sms, counts, boards, reads, banks, slots, share=True)
         lw.params[E.P_NOT_ISSUED] = int(not_issued)
         return timing.run_lowered(lw, gpu, 0, groups)
     job = in_background(run)
@@ -493,9 +493,12 @@ def predict(result, arch: str | GPU | None = None, *, dram_writes: bool = True, 
     # the GPU the result ran on, with any --set changes, unless another is asked for
     base = get_arch(arch) if arch is not None else getattr(result, "gpu", None) or get_arch(result.arch)
     gpu = slowest_l2_latency(result, base)
-    pred = _predict_at(result, gpu, progress=progress, **switches)
-    if dram_writes:
-        pred = _under_writes(result, gpu, pred, lambda g: _predict_at(result, g, **switches))
+    try:
+        pred = _predict_at(result, gpu, progress=progress, **switches)
+        if dram_writes:
+            pred = _under_writes(result, gpu, pred, lambda g: _predict_at(result, g, **switches))
+    finally:
+        release_lowering(result)
     if gpu is not base:
         pred.notes.append(f"L2 latency at the slowest of {one_round_ctas(result, base)} CTAs: "
                           f"{gpu.l2_hit_latency_cycles:.0f} cycles (micro/one_round.json)")

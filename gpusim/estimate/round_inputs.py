@@ -288,7 +288,7 @@ def _joined(memo: dict, keys: list, want: list, window) -> Trace:
     for t in traces:
         regions.update(t.shared_regions)
     return Trace(whole.rows[:row_end], whole.addr[:addr_end], whole.opcodes, None, [], regions,
-                 costed=all(t.costed for t in traces))
+                 costed=all(t.costed for t in traces), prefix_of=whole)
 
 
 class _Part:
@@ -332,6 +332,18 @@ def _window_memo(result) -> dict:
         got = (weakref.ref(result), {})
         _MEMOS[id(result)] = got
     return got[1]
+
+
+def release_lowering(result) -> None:
+    """Drop the lowering's per-row work kept for this result's joined window traces (lower's share):
+    a prediction calls it when its rounds are timed."""
+    from gpusim.timing.lower import release_shared
+    got = _MEMOS.get(id(result))
+    if got is None or got[0]() is not result:
+        return
+    for key, val in list(got[1].items()):
+        if key[0] == "joined":
+            release_shared(val[1])
 
 
 def build_window(result, block_idx: list, window: int | None, seed: int = 0):

@@ -9,6 +9,8 @@ of the same warp that produced it (-1 where that warp did not execute it).
 """
 from __future__ import annotations
 
+import threading
+import weakref
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -229,11 +231,11 @@ def engine_params(arch: GPU, active_sms: int | None = None,
     return p
 
 
-def _load_lines(trace: Trace, take: np.ndarray, line_bytes: int, op=None, mem=None):
+def _load_lines(trace: Trace, take: np.ndarray, line_bytes: int, op=None, mem=None, dense: bool = True):
     """CSR of the distinct lines each lowered row's global load touches (none for other rows),
     with dense line ids (each line's rank among the trace's lines): the engine's record of which lines
     are in flight from L2 / DRAM. op, mem: the taken rows' opcode ids and address rows, where the caller
-    has them (lower's _gather); else read from the trace."""
+    has them (lower's _gather); else read from the trace. dense=False: the line numbers themselves."""
     # the two columns it reads, not the taken rows whole (a copy of every field: most of its time)
     if op is None:
         op = trace.rows["op"][take].astype(np.int64)
@@ -246,7 +248,7 @@ def _load_lines(trace: Trace, take: np.ndarray, line_bytes: int, op=None, mem=No
     lines = np.empty(sel.size * trace.addr.shape[1], np.int64)
     n = _row_lines(trace.addr, mem[sel].astype(np.int64), np.int64(line_bytes), sel.astype(np.int64), counts, lines)
     lines = lines[:n]
-    return np.r_[0, np.cumsum(counts)].astype(np.int64), _dense_ids(lines)
+    return np.r_[0, np.cumsum(counts)].astype(np.int64), _dense_ids(lines) if dense else lines
 
 
 @njit(cache=True, nogil=True)
@@ -526,10 +528,137 @@ def _gather(take, row_warp, span, wpc, cta, warp, op, seq, src0, src1, src2, wav
     return ops, dep, wf, sec, lin, mem_t, order_key, sampled, past
 
 
+@dataclass
+class RowColumns:
+    """lower's per-row work that depends on the trace's rows, its opcodes' tables and ptxas's facts alone,
+    not on the memory levels, the slots or the SMs sharing bandwidth. Rows in lowered order (by CTA slot,
+    warp, program order), so the first k CTAs' rows are the first rows of every column: a trace's columns
+    serve every trace of its first k CTAs (cut), as a view."""
+    wpc: int                    # warps per CTA
+    take: np.ndarray            # the trace row of each lowered row
+    wkey: np.ndarray            # its SM warp slot (CTA slot * wpc + warp in the CTA)
+    ops: np.ndarray
+    dep: np.ndarray
+    wf: np.ndarray
+    sectors: np.ndarray
+    lines: np.ndarray
+    mem: np.ndarray
+    order_key: np.ndarray       # the cache model's order (seq, CTA, warp); only compared, so a cut keeps it
+    line_ptr: np.ndarray        # CSR of each row's lines: line numbers (line_raw), not yet dense ids
+    line_raw: np.ndarray
+    write_kind: np.ndarray
+    gap: np.ndarray
+    rb_wait: np.ndarray
+    banks: np.ndarray
+    cta_end: np.ndarray         # the rows of CTA slots 0..c end at cta_end[c]
+
+    def cut(self, k: int) -> "RowColumns":
+        """The columns of the first k CTA slots (views)."""
+        n = int(self.cta_end[k - 1])
+        a = int(self.line_ptr[n])
+        return RowColumns(self.wpc, self.take[:n], self.wkey[:n], self.ops[:n], self.dep[:n], self.wf[:n],
+                          self.sectors[:n], self.lines[:n], self.mem[:n], self.order_key[:n],
+                          self.line_ptr[:n + 1], self.line_raw[:a], self.write_kind[:n], self.gap[:n],
+                          self.rb_wait[:n], self.banks[:n], self.cta_end[:k])
+
+
+def _row_columns(trace: Trace, slot_of: np.ndarray, n_slots: int, wpc: int, op_cls, op_pipe, line_bytes: int,
+                 stall_counts, read_barriers, register_banks) -> RowColumns:
+    """RowColumns of the CTAs with a slot (slot_of >= 0; n_slots of them)."""
+    rows = trace.rows
+    # the chosen CTAs' rows by SM warp slot (CTA slot * warps per CTA + warp), then program order (seq)
+    take, wkey, span, in_order = _take_by_warp(rows["cta"], rows["warp"], rows["seq"], slot_of, np.int64(wpc))
+    if take.size == 0:
+        raise GpusimError("no rows to simulate")
+    if not in_order:         # a trace whose rows are not in program order within each warp: sort them
+        order = np.argsort(wkey * span + rows["seq"][take], kind="stable")
+        take, wkey = take[order], wkey[order]
+    n = len(take)
+    first = np.flatnonzero(np.r_[True, wkey[1:] != wkey[:-1]])
+    warp_start = np.append(first, n).astype(np.int64)
+    row_warp = np.repeat(np.arange(len(first), dtype=np.int64), np.diff(warp_start))
+    # every per-row column in one pass (sources -> rows of the same warp, the shared pipe's cycles, the
+    # cache model's order key); numpy's gathers from the structured rows took about half of lower's time
+    ops, dep, wf, sectors, lines, mem, order_key, _sampled, past = _gather(
+        take, row_warp, np.int64(span), np.int64(wpc), rows["cta"], rows["warp"], rows["op"], rows["seq"],
+        rows["src0"], rows["src1"], rows["src2"], rows["wavefronts"], rows["sectors"], rows["lines"],
+        rows["mem"], rows["weight"], op_pipe)
+    if past:
+        raise IndexError("a row's source sequence number is past every row of its warp's")
+    opcodes = list(trace.opcodes)
+    cls = op_cls[ops]
+    line_ptr, line_raw = _load_lines(trace, take, line_bytes, ops, mem, dense=False)
+    gap = row_gaps(ops, warp_start, opcodes, stall_counts) if stall_counts else np.ones(n, np.int64)
+    cta_end = np.searchsorted(wkey, (np.arange(n_slots, dtype=np.int64) + 1) * wpc).astype(np.int64)
+    return RowColumns(wpc, take, wkey, ops, dep, wf, sectors, lines, mem, order_key, line_ptr, line_raw,
+                      _write_kinds(trace, take, cls), gap, read_waits(ops, cls, row_warp, opcodes, read_barriers),
+                      row_banks(ops, warp_start, opcodes, register_banks), cta_end)
+
+
+class _Shared:
+    """One trace's RowColumns, made once for it and the traces of its first CTAs (lower's share)."""
+
+    def __init__(self, whole: Trace, key: tuple):
+        self.whole, self.key = weakref.ref(whole), key
+        self.lock = threading.Lock()
+        self.columns: RowColumns | None = None
+
+
+_SHARED: dict = {}              # id(trace) -> _Shared
+_SHARED_LOCK = threading.Lock()
+
+
+def _same_start(a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether array a begins where b does, with b's strides (a view of b's first elements)."""
+    return (a.__array_interface__["data"][0] == b.__array_interface__["data"][0] and a.strides == b.strides
+            and a.dtype == b.dtype and len(a) <= len(b))
+
+
+def _shared_columns(trace: Trace, k: int, wpc: int, op_cls, op_pipe, line_bytes: int, facts: tuple):
+    """The RowColumns of trace's k CTAs (ids 0..k-1), cut from those of the trace it begins (Trace.prefix_of;
+    made on first use, by whichever thread asks first), or None where that cannot serve."""
+    whole = trace.prefix_of if trace.prefix_of is not None else trace
+    if not whole.costed:
+        return None
+    if whole is not trace and not (_same_start(trace.rows, whole.rows) and _same_start(trace.addr, whole.addr)):
+        return None
+    key = (tuple(whole.opcodes), op_cls.tobytes(), op_pipe.tobytes(), line_bytes, wpc)
+    with _SHARED_LOCK:
+        for i in [i for i, sh in _SHARED.items() if sh.whole() is None]:
+            del _SHARED[i]
+        sh = _SHARED.get(id(whole))
+        if sh is None or sh.whole() is not whole:
+            sh = _SHARED[id(whole)] = _Shared(whole, key)
+    if sh.key != key:
+        return None
+    with sh.lock:
+        got = sh.columns
+        if got is None or any(a is not b for a, b in zip(got[0], facts)):
+            cta = whole.rows["cta"]
+            n_ctas = int(cta.max()) + 1
+            if int(whole.rows["warp"].max()) + 1 != wpc or np.bincount(cta, minlength=n_ctas).min() == 0:
+                return None         # CTA ids with a gap, or another CTA size: lower it on its own
+            cols = _row_columns(whole, np.arange(n_ctas, dtype=np.int64), n_ctas, wpc, op_cls, op_pipe,
+                                line_bytes, *facts)
+            sh.columns = got = (facts, cols)
+    cols = got[1]
+    if k > len(cols.cta_end) or int(cols.cta_end[k - 1]) != len(trace.rows):
+        return None
+    return cols.cut(k) if k < len(cols.cta_end) else cols
+
+
+def release_shared(trace: Trace) -> None:
+    """Drop the RowColumns lower(share=True) keeps for a trace (and the traces it begins)."""
+    with _SHARED_LOCK:
+        sh = _SHARED.get(id(trace))
+        if sh is not None and sh.whole() is trace:
+            del _SHARED[id(trace)]
+
+
 def lower(trace: Trace, arch: GPU, ctas=None, global_level=None,
           active_sms: int | None = None, stall_counts: dict | None = None,
           scoreboards: dict | None = None, read_barriers=None, register_banks=None,
-          slots: int | None = None) -> Lowered:
+          slots: int | None = None, share: bool = False) -> Lowered:
     """Flat engine arrays for the rows of `ctas` (trace CTA ids, default all), resident together.
 
     slots: how many CTA slots the SM has for them (default: one per CTA, all resident from cycle 0);
@@ -545,26 +674,31 @@ def lower(trace: Trace, arch: GPU, ctas=None, global_level=None,
     read_waits); default none: a memory instruction's registers are free once it issues.
     register_banks: the packed register reads of the kernel's FP32 instructions (register_banks.
     bank_profile); default none: FP32 rows carry no reads and the switch bubble alone applies.
+    share (all CTAs only): the per-row work that depends on the rows alone (RowColumns) is made once
+    for the trace this one begins (Trace.prefix_of: a prediction lowers a round's CTAs and its chains'
+    longer lists in each window) and kept with it until release_shared; the same arrays either way.
     """
     rows = cost_trace(trace).rows
     all_ctas = np.flatnonzero(np.bincount(rows["cta"]))
+    every = ctas is None
     ctas = all_ctas if ctas is None else np.asarray(list(ctas), np.int64)
     missing = np.setdiff1d(ctas, all_ctas)
     if missing.size:
         raise GpusimError(f"CTAs {missing.tolist()} are not in the trace")
     if len(np.unique(ctas)) != len(ctas):
         raise GpusimError("a CTA is listed twice")
-    cta_col = rows["cta"]
     slot_of = np.full(int(all_ctas.max()) + 1, -1, np.int64)
     slot_of[ctas] = np.arange(len(ctas))
     wpc = int(rows["warp"].max()) + 1                      # warps per CTA
-    # the chosen CTAs' rows by SM warp slot (CTA slot * warps per CTA + warp), then program order (seq)
-    take, wkey, span, in_order = _take_by_warp(cta_col, rows["warp"], rows["seq"], slot_of, np.int64(wpc))
-    if take.size == 0:
-        raise GpusimError("no rows to simulate")
-    if not in_order:         # a trace whose rows are not in program order within each warp: sort them
-        order = np.argsort(wkey * span + rows["seq"][take], kind="stable")
-        take, wkey = take[order], wkey[order]
+    op_cls, op_unit, op_lat, op_hold, op_short, op_pipe = _op_tables(list(trace.opcodes), arch)
+    facts = (stall_counts, read_barriers, register_banks)
+    cols = None
+    if share and every and trace.costed and int(all_ctas[-1]) == len(all_ctas) - 1:
+        cols = _shared_columns(trace, len(all_ctas), wpc, op_cls, op_pipe, arch.line_bytes, facts)
+    if cols is None:
+        cols = _row_columns(cost_trace(trace), slot_of, len(ctas), wpc, op_cls, op_pipe, arch.line_bytes,
+                            *facts)
+    take, wkey, ops = cols.take, cols.wkey, cols.ops
     n = len(take)
 
     first = np.flatnonzero(np.r_[True, wkey[1:] != wkey[:-1]])
@@ -588,15 +722,6 @@ def lower(trace: Trace, arch: GPU, ctas=None, global_level=None,
     smsp_warps = np.argsort(warp_smsp, kind="stable").astype(np.int64)
     smsp_start = np.searchsorted(warp_smsp[smsp_warps], np.arange(arch.smsp_per_sm + 1)).astype(np.int64)
 
-    op_cls, op_unit, op_lat, op_hold, op_short, op_pipe = _op_tables(list(trace.opcodes), arch)
-    # every per-row column in one pass (sources -> rows of the same warp, the shared pipe's cycles, the
-    # cache model's order key); numpy's gathers from the structured rows took about half of lower's time
-    ops, dep, wf, sectors, lines, mem, order_key, sampled, past = _gather(
-        take, row_warp, np.int64(span), np.int64(wpc), cta_col, rows["warp"], rows["op"], rows["seq"],
-        rows["src0"], rows["src1"], rows["src2"], rows["wavefronts"], rows["sectors"], rows["lines"],
-        rows["mem"], rows["weight"], op_pipe)
-    if past:
-        raise IndexError("a row's source sequence number is past every row of its warp's")
     level = np.full(n, LEVEL_L2, np.int8)
     if global_level is not None:
         level = np.asarray(global_level, np.int8)[take]
@@ -605,25 +730,22 @@ def lower(trace: Trace, arch: GPU, ctas=None, global_level=None,
     # is a store like any other
     writeback = (op_cls_rows == R.C_STG) & (level == LEVEL_DRAM)
     level = np.where(writeback, LEVEL_L1, level).astype(np.int8)
-    line_ptr, line_id = _load_lines(trace, take, arch.line_bytes, ops, mem)
-    write_kind = _write_kinds(trace, take, op_cls_rows)
-    gap = np.ones(n, np.int64)
-    if stall_counts:
-        gap = row_gaps(ops, warp_start, list(trace.opcodes), stall_counts)
+    line_ptr, line_id = cols.line_ptr, _dense_ids(cols.line_raw)
     return Lowered(
         ctas=np.asarray(ctas, np.int64), warp_start=warp_start, warp_cta=warp_cta,
         warp_in_cta=(warp_sm % wpc).astype(np.int64), warp_sm=warp_sm.astype(np.int64),
         warp_smsp=warp_smsp, cta_warp_start=cta_warp_start, smsp_warps=smsp_warps, smsp_start=smsp_start,
         cls=op_cls_rows, unit=op_unit[ops], lat=op_lat[ops].astype(np.int64),
-        wf=wf, sectors=sectors, lines=lines, level=level, gap=gap,
+        wf=cols.wf, sectors=cols.sectors, lines=cols.lines, level=level, gap=cols.gap,
         line_ptr=line_ptr, line_id=line_id,
-        dep=dep, op=ops, opcodes=list(trace.opcodes), row_warp=row_warp, trace_row=take.astype(np.int64),
-        params=engine_params(arch, active_sms, bool(stall_counts), scoreboards), sampled_rows=int(sampled),
+        dep=cols.dep, op=ops, opcodes=list(trace.opcodes), row_warp=row_warp, trace_row=take.astype(np.int64),
+        params=engine_params(arch, active_sms, bool(stall_counts), scoreboards),
+        sampled_rows=int(np.count_nonzero((rows["weight"] if every else rows["weight"][take]) > 1)),
         bar_hold=op_hold[ops],
-        rb_wait=read_waits(ops, op_cls_rows, row_warp, list(trace.opcodes), read_barriers),
-        provider=fill_providers(level, line_ptr, line_id, order_key),
-        banks=row_banks(ops, warp_start, list(trace.opcodes), register_banks), writeback=writeback,
-        write_kind=write_kind, short_result=op_short[ops], cta_next=cta_next)
+        rb_wait=cols.rb_wait,
+        provider=fill_providers(level, line_ptr, line_id, cols.order_key),
+        banks=cols.banks, writeback=writeback,
+        write_kind=cols.write_kind, short_result=op_short[ops], cta_next=cta_next)
 
 
 guard_cache(globals())     # stamped by its source, guarded, seeded from the shipped copy (gpusim.jit)

@@ -46,6 +46,10 @@ class Trace:
     # whether the rows' sectors, lines and wavefronts are filled: the front-ends leave them to the memory
     # stage (gpusim.memory.cost_trace); a trace built by hand or loaded from a file carries its own
     costed: bool = True
+    # a longer trace whose first rows, addresses and CTAs these are (a view of them: a prediction's shorter
+    # lists of CTAs in one window), so that the timing's lowering can share that trace's per-row work
+    # (gpusim.timing.lower's share); None for a trace of its own
+    prefix_of: "Trace | None" = field(default=None, repr=False, compare=False)
 
     def __len__(self):
         return len(self.rows)

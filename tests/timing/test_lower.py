@@ -84,3 +84,60 @@ def test_miss_entries_must_be_counts():
         with pytest.raises(GpusimError, match="lg_sm_miss_depth"):
             engine_params(replace(ARCH, **bad))
     assert engine_params(replace(ARCH, lg_sm_miss_depth=0, lg_sm_miss_sectors=0)) is not None
+
+
+def _lowered_equal(a, b) -> list:
+    """The fields (and the packed rows) in which two Lowered differ."""
+    from dataclasses import fields
+    bad = []
+    for f in fields(a):
+        x, y = getattr(a, f.name), getattr(b, f.name)
+        same = np.array_equal(x, y) if isinstance(x, np.ndarray) or isinstance(y, np.ndarray) else x == y
+        if not same:
+            bad.append(f.name)
+    return bad + ([] if np.array_equal(a.rows, b.rows) else ["rows"])
+
+
+@pytest.mark.parametrize("longest_first", [True, False])
+def test_shared_row_columns_lower_each_list_as_on_its_own(longest_first, monkeypatch):
+    """lower(share=True) makes the per-row work of a window's joined trace once and cuts it for the
+    traces of its first CTAs (Trace.prefix_of): every array equals lowering each trace on its own, with
+    levels, ptxas's facts and slots, whichever list is lowered first."""
+    import gpusim
+    from gpusim.estimate import round_inputs as RI
+    from gpusim.timing.lower import release_shared
+    r = gpusim.simulate("regtile2d", 512)
+    gpu = gpusim.get_arch("h200")
+    eight, _, _ = RI.window_trace(r, RI._resident(r, gpu, 8), 4)
+    two, _, _ = RI.window_trace(r, RI._resident(r, gpu, 2), 4)
+    four, _, _ = RI.window_trace(r, RI._resident(r, gpu, 4), 4)
+    assert two.prefix_of is eight and four.prefix_of is eight
+    level = np.random.default_rng(1).integers(0, 4, len(eight.rows)).astype(np.int8)
+    facts = RI.ptxas_facts(r)
+    assert facts is not None and all(f is not None for f in facts)
+    import sys
+    L = sys.modules["gpusim.timing.lower"]      # (gpusim.timing.lower is also the function's name)
+    made = []
+    monkeypatch.setattr(L, "_row_columns", lambda t, *a, real=L._row_columns: made.append(len(t.rows)) or real(t, *a))
+    runs = [(eight, 2), (four, 2), (two, None), (two, 1)]
+    for tr, slots in (runs if longest_first else runs[::-1]):
+        args = (tr, gpu, None, level[:len(tr.rows)], 132.0, *facts, slots)
+        assert _lowered_equal(lower(*args, share=True), lower(*args)) == []
+    # the shared columns were made once, for the eight CTAs; each lowering on its own made its own
+    assert made.count(len(eight.rows)) == 2 and sorted(made) == sorted([len(eight.rows)] * 2 + [
+        len(four.rows), len(two.rows), len(two.rows)])
+    release_shared(eight)
+
+
+def test_shared_row_columns_refuse_a_trace_that_is_not_a_prefix():
+    """A trace that names a longer one it does not begin (other rows) is lowered on its own."""
+    import gpusim
+    from gpusim.estimate import round_inputs as RI
+    from gpusim.trace.trace import Trace
+    r = gpusim.simulate("regtile2d", 512)
+    gpu = gpusim.get_arch("h200")
+    eight, _, _ = RI.window_trace(r, RI._resident(r, gpu, 8), 4)
+    two, _, _ = RI.window_trace(r, RI._resident(r, gpu, 2), 4)
+    copy = Trace(two.rows.copy(), two.addr.copy(), two.opcodes, prefix_of=eight)
+    assert lower(eight, gpu, share=True) is not None
+    assert _lowered_equal(lower(copy, gpu, share=True), lower(two, gpu)) == []
