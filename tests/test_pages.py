@@ -23,3 +23,36 @@ def test_the_hint_is_off_after_import():
 def test_numpys_own_setting_is_left_alone_where_the_user_made_it():
     assert _hint("1") == ["True", "False"]
     assert _hint("0") == ["False", "True"]
+
+
+MALLOC_CODE = """
+import resource, sys
+import numpy as np
+from gpusim.pages import large_block_malloc
+names = large_block_malloc() if sys.argv[1] == "set" else []
+np.ones(8 << 20)                # 64 MB written, freed
+before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+np.ones(8 << 20)                # again: faulted in anew, or the freed memory
+print(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before, *names)
+"""
+
+
+def _malloc(mode: str, **env):
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("MALLOC_")}
+    out = subprocess.run([sys.executable, "-c", MALLOC_CODE, mode], env=dict(clean, **env), capture_output=True,
+                         text=True, check=True)
+    faults, *names = out.stdout.split()
+    return names, int(faults)
+
+
+def test_large_block_malloc_keeps_freed_arrays_for_the_next():
+    """The command's malloc settings (glibc): a 64 MB array freed and made again reuses the memory, where
+    glibc's defaults map it afresh (16 k pages faulted in again); a setting the environment makes stays."""
+    import pytest
+    names, faults = _malloc("set")
+    if not names:
+        pytest.skip("not glibc: no mallopt")
+    assert names == ["MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_", "MALLOC_TOP_PAD_"]
+    _, default_faults = _malloc("keep")
+    assert faults < 1000 < 8000 < default_faults
+    assert _malloc("set", MALLOC_TOP_PAD_="0")[0] == ["MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_"]

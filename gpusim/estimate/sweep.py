@@ -15,6 +15,7 @@ import os
 
 from gpusim.arch import arch_overrides, get_arch, override
 from gpusim.errors import GpusimError
+from gpusim.pages import MALLOC
 
 SWEEP_EXTRA = "pip install 'gpusim[sweep]'"
 
@@ -169,11 +170,12 @@ def to_csv(rows: list[dict]) -> str:
     return out.getvalue()
 
 
-# glibc's malloc in the local workers: arrays up to 256 MB from the heap, and freed memory kept for the next
-# (trimmed past 1 GB), so that a prediction's many large short-lived arrays are not faulted in page by page
-# each time. `gpusim run regtile2d` and `naive --size 4096` without the helper thread, two runs each: system
-# CPU 0.88-0.99 -> 0.34-0.52 s, wall time 0.1-0.6 s less, peak memory the same (690 MB, 1.0 GB)
-WORKER_MALLOC = {"MALLOC_MMAP_THRESHOLD_": 256 << 20, "MALLOC_TRIM_THRESHOLD_": 1 << 30, "MALLOC_TOP_PAD_": 64 << 20}
+# glibc's malloc in the local workers (gpusim.pages.MALLOC): arrays up to 256 MB from the heap, and freed
+# memory kept for the next (trimmed past 1 GB), so that a prediction's many large short-lived arrays are not
+# faulted in page by page each time. `gpusim run regtile2d` and `naive --size 4096` without the helper
+# thread, two runs each: system CPU 0.88-0.99 -> 0.34-0.52 s, wall time 0.1-0.6 s less, peak memory the same
+# (690 MB, 1.0 GB)
+WORKER_MALLOC = MALLOC
 
 
 def _worker_env(workers: int) -> dict:

@@ -160,10 +160,13 @@ def main(argv=None) -> int:
 
 
 def entry() -> None:
-    """The `gpusim` command: main(), its output flushed, then the process ends without tearing the
+    """The `gpusim` command: glibc's malloc set for large arrays (gpusim.pages.large_block_malloc: the
+    process is the command's own), main(), its output flushed, then the process ends without tearing the
     interpreter down (os._exit): freeing a prediction's objects and numba's compiled code one by one took
     0.15-0.3 s of every run, and the OS reclaims them at once. An exception main() does not handle still
     propagates as usual (traceback, exit status 1)."""
+    from gpusim.pages import large_block_malloc
+    large_block_malloc()
     rc = main()
     for stream in (sys.stdout, sys.stderr):
         try:
