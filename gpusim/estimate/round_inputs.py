@@ -251,7 +251,7 @@ def window_trace(result, block_idx: list, window: int | None, seed: int = 0, ahe
                     memo[k] = (_Part(whole, r0[j], row_end[j], a0[j], addr_end[j]), loops)
             else:
                 ran = F.run_ctas(prog, result.grid, result.block, todo, mem, problem, bases, first,
-                                 sample_loops=False, window=window, args=spec.arguments)
+                                 sample_loops=False, window=window, args=spec.arguments, by_warp=True)
                 for k, (t, _notes, loops) in zip(missing, ran):
                     memo[k] = (cost_trace(t), loops)
         trips, rec = 0, 0

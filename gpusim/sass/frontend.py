@@ -108,23 +108,24 @@ def _runs(prog: Program, grid, block, ctas: list, mem: GlobalMemory, problem, ba
 
 
 def run_ctas(prog: Program, grid, block, ctas: list, mem: GlobalMemory, problem, bases, first_id: int,
-             sample_loops: bool, window: int | None = None, args=SGEMM_ARGS, progress=None):
+             sample_loops: bool, window: int | None = None, args=SGEMM_ARGS, progress=None, by_warp: bool = False):
     """Run the CTAs `ctas` ((block index, weight) pairs; ids first_id, first_id + 1, ...): [(trace, notes,
     (header, trips, trips recorded) per loop)] per CTA. Without values in memory (addresses only) and
     without local memory, they run side by side, as many as BATCH_LANES threads hold, as long as they
-    execute alike (else one by one: the same traces, only slower). progress(done) after each."""
+    execute alike (else one by one: the same traces, only slower). progress(done) after each. by_warp:
+    each trace's rows warp by warp (CtaRun.traces), as run_ctas_joined's."""
     out = []
     for run, ids, weights in _runs(prog, grid, block, ctas, mem, problem, bases, first_id, sample_loops,
                                    window, args, progress):
-        out += [(t, run.notes, run.loop_trips) for t in run.traces(ids, weights)]
+        out += [(t, run.notes, run.loop_trips) for t in run.traces(ids, weights, by_warp)]
     return out
 
 
 def run_ctas_joined(prog: Program, grid, block, ctas: list, mem: GlobalMemory, problem, bases, first_id: int,
                     sample_loops: bool, window: int | None = None, args=SGEMM_ARGS, progress=None):
-    """run_ctas with the CTAs' traces as one (Trace.concat of run_ctas' traces, the same rows and
-    addresses; a batch run side by side makes its part in place, CtaRun.joined): (trace, each CTA's end in
-    its rows, in its addresses, [(notes, loops)] per CTA)."""
+    """run_ctas with the CTAs' traces as one (Trace.concat of run_ctas' traces with by_warp, the same rows
+    and addresses; a batch run side by side makes its part in place, CtaRun.joined): (trace, each CTA's end
+    in its rows, in its addresses, [(notes, loops)] per CTA)."""
     parts, info = [], []
     for run, ids, weights in _runs(prog, grid, block, ctas, mem, problem, bases, first_id, sample_loops,
                                    window, args, progress):

@@ -180,15 +180,16 @@ def test_the_trimmed_register_file_runs_as_the_whole_one(kernel, monkeypatch):
                                                       ("naive", (37, 45, 23), None, 4096)])
 def test_joined_traces_are_the_concatenated_ones(kernel, size, window, lanes, monkeypatch):
     """run_ctas_joined's one trace (made in place for CTAs run side by side) has the rows and addresses of
-    run_ctas' traces concatenated, and each CTA's ends; for CTAs run side by side, one by one, two to a run
-    (the runs' parts written into one buffer), and a ragged launch whose CTAs part."""
+    run_ctas' traces (by_warp) concatenated, and each CTA's ends; for CTAs run side by side, one by one, two
+    to a run (the runs' parts written into one buffer), and a ragged launch whose CTAs part. Each CTA's
+    rows go warp by warp, and run_ctas' without by_warp are the same rows record by record."""
     from gpusim.trace.trace import Trace
     M, N, K = size
     spec = gpusim.kernel.get_kernel(kernel)
     gx, gy, _ = _launch(spec, M, N, K)[0]
     ctas = [((0, 0, 0), 3), ((gx - 1, gy - 1, 0), 1), ((gx // 2, 0, 0), 5)]
     kw = dict(sample_loops=window is None, window=window)
-    parts = _traces(kernel, M, N, K, ctas, monkeypatch, lanes, **kw)
+    parts = _traces(kernel, M, N, K, ctas, monkeypatch, lanes, by_warp=True, **kw)
     prog, _ = F.program(kernel, tuple(sorted(spec.params.items())))
     bases = gpusim.estimate.simulate.layout(M, N, K, spec)
     mem = F.memory(gpusim.estimate.simulate.array_bytes(spec, M, N, K), bases)
@@ -198,6 +199,14 @@ def test_joined_traces_are_the_concatenated_ones(kernel, size, window, lanes, mo
                                                        args=spec.arguments, **kw)
     cat = Trace.concat([t for t, _, _ in parts])
     assert whole.rows.tobytes() == cat.rows.tobytes()
+    # each CTA's rows warp by warp, each warp's in program order (the order the lowering reads them in)
+    ends = np.cumsum([len(t.rows) for t, _, _ in parts])
+    part = np.searchsorted(ends, np.arange(len(cat.rows)), side="right")
+    order = np.lexsort((whole.rows["seq"], whole.rows["warp"], part))
+    assert np.array_equal(order, np.arange(len(part)))
+    plain = Trace.concat([t for t, _, _ in _traces(kernel, M, N, K, ctas, monkeypatch, lanes, **kw)])
+    assert plain.rows[np.lexsort((plain.rows["seq"], plain.rows["warp"], part))].tobytes() == cat.rows.tobytes()
+    assert np.array_equal(plain.addr, cat.addr)
     assert np.array_equal(whole.addr, cat.addr)
     assert row_end.tolist() == np.cumsum([len(t.rows) for t, _, _ in parts]).tolist()
     assert addr_end.tolist() == np.cumsum([t.addr.shape[0] for t, _, _ in parts]).tolist()

@@ -9,7 +9,8 @@ import pytest
 
 import gpusim
 from gpusim.arch import override
-from gpusim.estimate.kernel_time import predict
+from gpusim.estimate.kernel_time import W1, predict
+from gpusim.estimate.round_inputs import window_trace
 
 RECORD = Path(__file__).resolve().parents[2] / "traces/hw/h200/micro/store_load_wait.json"
 
@@ -22,7 +23,10 @@ def _transpose(blocks_per_sm=None, **sets):
     r = gpusim.simulate("transpose_naive", 1024, keep_trace=True, arch=override("h200", sets) if sets else "h200")
     p = predict(r)
     t = p.rounds[0].timing
-    ops = np.asarray(r.trace.opcodes)[r.trace.rows["op"][t.trace_row]].astype(str)
+    # the window trace the round was timed on (the kernel has no loop: the whole of its CTAs' rows)
+    tr, trips, _ = window_trace(r, p.rounds[0].block_idx, W1)
+    assert trips == 0 and len(tr.rows) == len(t.trace_row)
+    ops = np.asarray(tr.opcodes)[tr.rows["op"][t.trace_row]].astype(str)
     waits = []
     for w in range(len(t.warps)):
         sel = np.flatnonzero(t.row_warp == w)
