@@ -678,7 +678,8 @@ def lower(trace: Trace, arch: GPU, ctas=None, global_level=None,
     for the trace this one begins (Trace.prefix_of: a prediction lowers a round's CTAs and its chains'
     longer lists in each window) and kept with it until release_shared; the same arrays either way.
     """
-    rows = cost_trace(trace).rows
+    costed = cost_trace(trace)
+    rows = costed.rows
     all_ctas = np.flatnonzero(np.bincount(rows["cta"]))
     every = ctas is None
     ctas = all_ctas if ctas is None else np.asarray(list(ctas), np.int64)
@@ -696,8 +697,7 @@ def lower(trace: Trace, arch: GPU, ctas=None, global_level=None,
     if share and every and trace.costed and int(all_ctas[-1]) == len(all_ctas) - 1:
         cols = _shared_columns(trace, len(all_ctas), wpc, op_cls, op_pipe, arch.line_bytes, facts)
     if cols is None:
-        cols = _row_columns(cost_trace(trace), slot_of, len(ctas), wpc, op_cls, op_pipe, arch.line_bytes,
-                            *facts)
+        cols = _row_columns(costed, slot_of, len(ctas), wpc, op_cls, op_pipe, arch.line_bytes, *facts)
     take, wkey, ops = cols.take, cols.wkey, cols.ops
     n = len(take)
 
