@@ -35,10 +35,12 @@ def small_pages() -> bool:
 SMALL_PAGES = small_pages()
 
 
-# glibc's malloc settings, as the environment variables it reads at a process's start (sweep's workers);
-# large_block_malloc sets the same through mallopt. `gpusim run --size 4096` alternated with and without
-# (three runs of each, 2 CPUs): naive 3.92-4.08 -> 3.78-3.88 s, coalesced 3.20-3.32 -> 3.11-3.20 s,
-# regtile2d 4.28-4.33 -> 4.11-4.21 s; system CPU 0.64-0.90 -> 0.44-0.65 s; peak memory 30-130 MB more
+# glibc's malloc settings, as the environment variables it reads at a process's start (sweep's workers:
+# `gpusim run regtile2d` and `naive --size 4096` without the helper thread, two runs each, system CPU
+# 0.88-0.99 -> 0.34-0.52 s, wall time 0.1-0.6 s less); large_block_malloc sets the same through mallopt
+# (`gpusim run --size 4096` alternated with and without, three runs of each, 2 CPUs: naive 3.92-4.08 ->
+# 3.78-3.88 s, coalesced 3.20-3.32 -> 3.11-3.20 s, regtile2d 4.28-4.33 -> 4.11-4.21 s; system CPU
+# 0.64-0.90 -> 0.44-0.65 s; peak memory 30-130 MB more)
 MALLOC = {"MALLOC_MMAP_THRESHOLD_": 256 << 20, "MALLOC_TRIM_THRESHOLD_": 1 << 30, "MALLOC_TOP_PAD_": 64 << 20}
 _MALLOPT = {"MALLOC_TRIM_THRESHOLD_": -1, "MALLOC_TOP_PAD_": -2, "MALLOC_MMAP_THRESHOLD_": -3}  # glibc's M_*
 

@@ -170,14 +170,6 @@ def to_csv(rows: list[dict]) -> str:
     return out.getvalue()
 
 
-# glibc's malloc in the local workers (gpusim.pages.MALLOC): arrays up to 256 MB from the heap, and freed
-# memory kept for the next (trimmed past 1 GB), so that a prediction's many large short-lived arrays are not
-# faulted in page by page each time. `gpusim run regtile2d` and `naive --size 4096` without the helper
-# thread, two runs each: system CPU 0.88-0.99 -> 0.34-0.52 s, wall time 0.1-0.6 s less, peak memory the same
-# (690 MB, 1.0 GB)
-WORKER_MALLOC = MALLOC
-
-
 def _worker_env(workers: int) -> dict:
     """Environment variables the local cluster's workers are started with (the Nanny's env: set in the
     worker's process, not in this one's): GPUSIM_HELPER_THREAD=0 where the workers leave no second CPU
@@ -203,11 +195,11 @@ def _client(workers: int, scheduler: str | None):
     # stage its SASS through module state, so two points must never share a process at once.
     # Dask starts its workers with MALLOC_TRIM_THRESHOLD_ at 64 KB, which turns off glibc's adaptive mmap
     # threshold: every large numpy temporary is then mapped and unmapped afresh, and the kernel's page
-    # faults took half the CPU (two workers ran the ladder 1.1x as fast as one process). WORKER_MALLOC
+    # faults took half the CPU (two workers ran the ladder 1.1x as fast as one process). gpusim.pages.MALLOC
     # goes the other way. Dask sets these in this process's environment to start the workers (its
     # documented way, for variables a process reads as it starts); it is put back as it was after.
     import dask
-    environ = dict(dask.config.get("distributed.nanny.pre-spawn-environ", {}), **WORKER_MALLOC)
+    environ = dict(dask.config.get("distributed.nanny.pre-spawn-environ", {}), **MALLOC)
     before = dict(os.environ)
     try:
         with dask.config.set({"distributed.nanny.pre-spawn-environ": environ}):

@@ -131,23 +131,24 @@ def test_a_changed_field_reaches_the_prediction():
 
 @pytest.mark.slow
 def test_the_local_clusters_workers_start_with_gpusims_malloc_and_thread_settings():
-    """The local workers start with WORKER_MALLOC in place of Dask's MALLOC_TRIM_THRESHOLD_ of 64 KB (which
-    fixes glibc's mmap threshold, so each large numpy temporary is mapped and unmapped afresh: half the CPU
-    in page faults), Dask's one-thread settings kept, and, filling the CPUs, without the helper thread;
-    this process's environment is left as it was."""
+    """The local workers start with gpusim.pages.MALLOC in place of Dask's MALLOC_TRIM_THRESHOLD_ of 64 KB
+    (which fixes glibc's mmap threshold, so each large numpy temporary is mapped and unmapped afresh: half
+    the CPU in page faults), Dask's one-thread settings kept, and, filling the CPUs, without the helper
+    thread; this process's environment is left as it was."""
     pytest.importorskip("distributed")
     import os
-    from gpusim.estimate.sweep import WORKER_MALLOC, _client, default_workers
+    from gpusim.estimate.sweep import _client, default_workers
+    from gpusim.pages import MALLOC
     before = dict(os.environ)
     workers = max(2, default_workers())      # no second CPU each: the helper thread off in the workers
     client, cluster = _client(workers, None)
-    names = (*WORKER_MALLOC, "OMP_NUM_THREADS", "GPUSIM_HELPER_THREAD")
+    names = (*MALLOC, "OMP_NUM_THREADS", "GPUSIM_HELPER_THREAD")
     try:
         env = set(client.run(lambda: tuple(os.environ.get(k) for k in names)).values())
     finally:
         client.close()
         cluster.close()
-    assert env == {(*(str(v) for v in WORKER_MALLOC.values()), "1", "0")}
+    assert env == {(*(str(v) for v in MALLOC.values()), "1", "0")}
     assert dict(os.environ) == before
 
 

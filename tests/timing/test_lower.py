@@ -103,6 +103,7 @@ def test_shared_row_columns_lower_each_list_as_on_its_own(longest_first, monkeyp
     """lower(share=True) makes the per-row work of a window's joined trace once and cuts it for the
     traces of its first CTAs (Trace.prefix_of): every array equals lowering each trace on its own, with
     levels, ptxas's facts and slots, whichever list is lowered first."""
+    import sys
     import gpusim
     from gpusim.estimate import round_inputs as RI
     from gpusim.timing.lower import release_shared
@@ -115,7 +116,6 @@ def test_shared_row_columns_lower_each_list_as_on_its_own(longest_first, monkeyp
     level = np.random.default_rng(1).integers(0, 4, len(eight.rows)).astype(np.int8)
     facts = RI.ptxas_facts(r)
     assert facts is not None and all(f is not None for f in facts)
-    import sys
     L = sys.modules["gpusim.timing.lower"]      # (gpusim.timing.lower is also the function's name)
     made = []
     monkeypatch.setattr(L, "_row_columns", lambda t, *a, real=L._row_columns: made.append(len(t.rows)) or real(t, *a))
@@ -130,14 +130,23 @@ def test_shared_row_columns_lower_each_list_as_on_its_own(longest_first, monkeyp
 
 
 def test_shared_row_columns_refuse_a_trace_that_is_not_a_prefix():
-    """A trace that names a longer one it does not begin (other rows) is lowered on its own."""
+    """A trace that names a longer one it does not begin (other CTAs' rows, as many of them) is lowered on
+    its own, not cut from that one's columns."""
     import gpusim
     from gpusim.estimate import round_inputs as RI
+    from gpusim.timing.lower import release_shared
     from gpusim.trace.trace import Trace
     r = gpusim.simulate("regtile2d", 512)
     gpu = gpusim.get_arch("h200")
     eight, _, _ = RI.window_trace(r, RI._resident(r, gpu, 8), 4)
+    gx, gy, _ = r.grid
     two, _, _ = RI.window_trace(r, RI._resident(r, gpu, 2), 4)
-    copy = Trace(two.rows.copy(), two.addr.copy(), two.opcodes, prefix_of=eight)
-    assert lower(eight, gpu, share=True) is not None
-    assert _lowered_equal(lower(copy, gpu, share=True), lower(two, gpu)) == []
+    other, _, _ = RI.window_trace(r, [(gx - 1, gy - 1, 0), (gx - 2, gy - 1, 0)], 4)
+    # as many rows as eight's first two CTAs, other addresses: only the rows' place tells them apart
+    assert two.prefix_of is eight and len(other.rows) == len(two.rows)
+    own = lower(other, gpu)
+    assert _lowered_equal(own, lower(two, gpu)) != []
+    named = Trace(other.rows.copy(), other.addr.copy(), other.opcodes, prefix_of=eight)
+    lower(eight, gpu, share=True)           # eight's columns made and kept
+    assert _lowered_equal(lower(named, gpu, share=True), own) == []
+    release_shared(eight)
