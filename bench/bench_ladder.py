@@ -35,38 +35,14 @@ import gpusim
 from gpusim.estimate.kernel_time import predict
 points = json.loads(sys.argv[1])
 simulate = gpusim.simulate
-CPU = {}
-if sys.argv[2] == "stages":       # each stage's CPU seconds, on whichever thread it ran (the outermost counts)
-    import threading
-    import gpusim.estimate.cache_model as CM
-    import gpusim.estimate.kernel_time as KT
-    import gpusim.estimate.round_inputs as RI
-    import gpusim.timing as TM
-    inside = threading.local()
-
-    def counted(name, fn):
-        def wrapper(*a, **k):
-            if getattr(inside, "stage", None):
-                return fn(*a, **k)
-            inside.stage, t = name, time.thread_time()
-            try:
-                return fn(*a, **k)
-            finally:
-                CPU[name] = CPU.get(name, 0.0) + time.thread_time() - t
-                inside.stage = None
-        return wrapper
-    simulate = counted("counting run (simulate)", simulate)
-    KT.first_round_probe = counted("first-round probe (trace, lowering, engine)", KT.first_round_probe)
-    KT.window_trace = counted("window traces (SASS front-end, costing)", KT.window_trace)
-    RI._Levels.__call__ = counted("memory levels (L1 replay)", RI._Levels.__call__)
-    KT.lower = counted("lowering", KT.lower)
-    TM.run_lowered = counted("engine (with packing its rows)", TM.run_lowered)
-    CM.hit_rates = counted("chip-wide L2 model", CM.hit_rates)
-    split = CM._split_sets      # its second half runs on a thread of its own
-    CM._split_sets = lambda run_part, total: split(counted("chip-wide L2 model", run_part), total)
+CPU, CALLS = {}, []
+if sys.argv[2] == "stages":       # each stage's CPU seconds, on whichever thread it ran (bench/stage_clock.py)
+    sys.path.insert(0, "bench")
+    from stage_clock import STAGES, install
+    simulate = install(lambda _thread, stage, _t0, _t1, cpu, _faults: CALLS.append((STAGES[stage], cpu)))
 for k in dict.fromkeys(k for k, _ in points):     # loads (or compiles) what each kernel needs: not timed
     predict(simulate(k, 256, keep_trace=True))
-CPU.clear()
+CALLS.clear()
 out = []
 t_all, c_all = time.perf_counter(), time.process_time()
 for k, n in points:
@@ -74,6 +50,8 @@ for k, n in points:
     p = predict(simulate(k, n, keep_trace=True))
     out.append([k, n, time.perf_counter() - t0, p.time_ms])
     print(f"  {k:11s} {n:5d} {out[-1][2]:6.2f} s", file=sys.stderr, flush=True)
+for name, cpu in CALLS:
+    CPU[name] = CPU.get(name, 0.0) + cpu
 print(json.dumps({"wall_s": time.perf_counter() - t_all, "cpu_s": time.process_time() - c_all, "points": out,
                   "stages": CPU}))
 """
