@@ -54,13 +54,19 @@ def report(kernel: str, size: int, got: dict, timeline: bool):
     main = [c for c in calls if c[0] == "MainThread"]
 
     def end_of(stage, among=calls):
-        return max((c[3] for c in among if c[1] == stage), default=0.0)
-    before_l2 = min((c[2] for c in calls if c[1] == "L2"), default=got["first_s"])
+        """When the stage's last call ended; None where it did not run (no probe or L2 model for a launch
+        whose arrays the L2 keeps)."""
+        return max((c[3] for c in among if c[1] == stage), default=None)
+
+    def at(t):
+        return "none" if t is None else f"{t:.2f} s"
+    count_end, probe_end = end_of("count", main), end_of("probe", main)
+    before_l2 = min((c[2] for c in calls if c[1] == "L2"), default=None)
     print(f"{kernel} {size}: {got['first_s']:.2f} s in a fresh process, {got['again_s']:.2f} s made again in it")
-    print(f"  main thread before the L2 model starts: import {got['import_s']:.2f} s, counting run "
-          f"{end_of('count', main) - got['import_s']:.2f} s, first-round probe "
-          f"{end_of('probe', main) - end_of('count', main):.2f} s (the L2 model starts at {before_l2:.2f} s)")
-    print(f"  the L2 model ends at {end_of('L2'):.2f} s; the last engine run at {end_of('engine'):.2f} s")
+    print(f"  main thread: import {got['import_s']:.2f} s, counting run {count_end - got['import_s']:.2f} s, "
+          f"first-round probe {at(None if probe_end is None else probe_end - count_end)}; "
+          f"the L2 model starts at {at(before_l2)}, ends at {at(end_of('L2'))}; "
+          f"the last engine run ends at {at(end_of('engine'))}")
     by_thread: dict = {}
     for th, _stage, _t0, _t1, cpu, flt in calls:
         cpu0, flt0 = by_thread.get(th, (0.0, 0))
